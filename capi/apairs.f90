@@ -1,0 +1,311 @@
+! libapairs: the Fortran 2003 interface (module apairs), a bind(C) mirror of apairs.h.
+!
+! Compile this file with your own compiler (.mod files are compiler-specific) and link
+! with -lapairs:
+!     gfortran -c apairs.f90 && gfortran my_program.f90 apairs.o -lapairs
+! Read include/apairs.h for what each function does and guarantees; this module only
+! restates the declarations. tests/capi/check_fortran.py fails the build's tests when
+! the two drift apart (a missing function or constant, a value, an argument kind).
+!
+! Row-major versus column-major
+!   libapairs takes row-major matrices: A is n1 x d with leading dimension lda, B is
+!   n2 x d (ldb), and the result D is n1 x n2 (ldd). Fortran stores arrays by column,
+!   so a Fortran array A(d, n1), one point per column, IS the row-major n1 x d matrix
+!   with lda = d, and a Fortran array D(n2, n1) receives the n1 x n2 result with
+!   ldd = n2: D(j, i) is the distance between point i of A and point j of B.
+!   Nothing is transposed or copied. A section such as A(1:d, :) of a larger array
+!   A(m, n1) is the same matrix with lda = m.
+!
+! Mapping of the C types
+!   handles (apairs_context_t, apairs_plan_t)  type(c_ptr), value
+!   handle out-parameters (apairs_plan_t *)     type(c_ptr), intent(out)
+!   int32_t, enumerations, apairs_status_t      integer(c_int32_t), value
+!   int64_t sizes and leading dimensions        integer(c_int64_t), value
+!   double                                      real(c_double), value
+!   int32_t *, int64_t *, double * (outputs)    the same kind, intent(out)
+!   void * / const void * (A, B, D, stream)     type(c_ptr), value: pass c_loc(X) of an
+!                                               array declared with the target attribute
+!   char *buf (apairs_plan_describe)            character(kind=c_char), dimension(*)
+!   const char * results                        type(c_ptr): use the *_f functions below,
+!                                               which return character(len=:), allocatable
+!   Every function returns its status as integer(c_int32_t): APAIRS_SUCCESS is 0.
+!   The length argument of apairs_plan_describe may be NULL in C but must be given here.
+!
+! Example (the whole program is tests/capi/example.f90):
+!     real(c_double), target :: A(d, n1), B(d, n2), dist(n2, n1)   ! not D: d is taken
+!     status = apairs_context_create(ctx, APAIRS_BACKEND_AUTO, 0_c_int32_t)
+!     status = apairs_plan_create_pairwise(plan, ctx, APAIRS_METRIC_L1, 0.0_c_double, &
+!                  APAIRS_DTYPE_F64, n1, n2, d, d, d, n2)    ! lda = ldb = d, ldd = n2
+!     status = apairs_plan_execute(plan, c_loc(A), c_loc(B), c_loc(dist))
+!     print '(a)', apairs_plan_describe_f(plan)
+module apairs
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_double, c_char, c_ptr, &
+      c_size_t, c_associated, c_f_pointer
+  implicit none
+  private :: c_int32_t, c_int64_t, c_double, c_char, c_ptr, c_size_t, &
+      c_associated, c_f_pointer
+  private :: apairs_c_strlen, apairs_string_from_c
+
+  ! ---------------------------------------------------------------------------------
+  ! Versions
+  ! ---------------------------------------------------------------------------------
+  integer(c_int32_t), parameter :: APAIRS_VERSION_MAJOR = 0
+  integer(c_int32_t), parameter :: APAIRS_VERSION_MINOR = 1
+  integer(c_int32_t), parameter :: APAIRS_VERSION_PATCH = 0
+  ! Fortran names are case-insensitive, so the macro APAIRS_VERSION_NUMBER would clash
+  ! with the function apairs_version_number(): here it is spelled with a suffix _F (the
+  ! rule for any C constant whose name is also a function's). Compare the two at run
+  ! time to detect a module/library mismatch:
+  !     if (apairs_version_number() /= APAIRS_VERSION_NUMBER_F) stop 1
+  integer(c_int32_t), parameter :: APAIRS_VERSION_NUMBER_F = &
+      APAIRS_VERSION_MAJOR * 10000 + APAIRS_VERSION_MINOR * 100 + APAIRS_VERSION_PATCH
+
+  ! ---------------------------------------------------------------------------------
+  ! Status codes (apairs_status_e)
+  ! ---------------------------------------------------------------------------------
+  integer(c_int32_t), parameter :: APAIRS_SUCCESS = 0
+  integer(c_int32_t), parameter :: APAIRS_ERROR_NULL_POINTER = 1
+  integer(c_int32_t), parameter :: APAIRS_ERROR_INVALID_VALUE = 2
+  integer(c_int32_t), parameter :: APAIRS_ERROR_OVERFLOW = 3
+  integer(c_int32_t), parameter :: APAIRS_ERROR_UNKNOWN_ENUM = 4
+  integer(c_int32_t), parameter :: APAIRS_ERROR_UNSUPPORTED = 5
+  integer(c_int32_t), parameter :: APAIRS_ERROR_BACKEND_UNAVAILABLE = 6
+  integer(c_int32_t), parameter :: APAIRS_ERROR_OUT_OF_MEMORY = 7
+  integer(c_int32_t), parameter :: APAIRS_ERROR_DEVICE = 8
+  integer(c_int32_t), parameter :: APAIRS_ERROR_INVALID_POINTER = 9
+  integer(c_int32_t), parameter :: APAIRS_ERROR_INTERNAL = 10
+
+  ! ---------------------------------------------------------------------------------
+  ! Backends (apairs_backend_e) and context options (apairs_option_e)
+  ! ---------------------------------------------------------------------------------
+  integer(c_int32_t), parameter :: APAIRS_BACKEND_AUTO = 0
+  integer(c_int32_t), parameter :: APAIRS_BACKEND_HOST = 1
+  integer(c_int32_t), parameter :: APAIRS_BACKEND_CUDA = 2
+
+  integer(c_int32_t), parameter :: APAIRS_OPTION_OCCUPANCY_TARGET = 1
+  integer(c_int32_t), parameter :: APAIRS_OPTION_HOST_THREADS = 2
+
+  ! ---------------------------------------------------------------------------------
+  ! Element types (apairs_dtype_e) and metrics (apairs_metric_e)
+  ! ---------------------------------------------------------------------------------
+  integer(c_int32_t), parameter :: APAIRS_DTYPE_F32 = 1
+  integer(c_int32_t), parameter :: APAIRS_DTYPE_F64 = 2
+  integer(c_int32_t), parameter :: APAIRS_DTYPE_U8 = 3
+
+  integer(c_int32_t), parameter :: APAIRS_METRIC_L1 = 1
+  integer(c_int32_t), parameter :: APAIRS_METRIC_L2 = 2
+  integer(c_int32_t), parameter :: APAIRS_METRIC_SQEUCLIDEAN = 3
+  integer(c_int32_t), parameter :: APAIRS_METRIC_LP = 4
+  integer(c_int32_t), parameter :: APAIRS_METRIC_LINF = 5
+  integer(c_int32_t), parameter :: APAIRS_METRIC_DOT = 6
+  integer(c_int32_t), parameter :: APAIRS_METRIC_COSINE = 7
+  integer(c_int32_t), parameter :: APAIRS_METRIC_HAMMING = 8
+
+  ! ---------------------------------------------------------------------------------
+  ! The C functions, in the order of apairs.h
+  ! ---------------------------------------------------------------------------------
+  interface
+    ! Versions
+    function apairs_version_number() bind(C, name="apairs_version_number") result(r)
+      import
+      integer(c_int32_t) :: r
+    end function apairs_version_number
+
+    function apairs_version_string() bind(C, name="apairs_version_string") result(r)
+      import
+      type(c_ptr) :: r
+    end function apairs_version_string
+
+    ! Status codes and errors
+    function apairs_status_string(status) bind(C, name="apairs_status_string") result(r)
+      import
+      integer(c_int32_t), value :: status
+      type(c_ptr) :: r
+    end function apairs_status_string
+
+    function apairs_last_error() bind(C, name="apairs_last_error") result(r)
+      import
+      type(c_ptr) :: r
+    end function apairs_last_error
+
+    ! Contexts
+    function apairs_cuda_device_count(count) bind(C, name="apairs_cuda_device_count") result(r)
+      import
+      integer(c_int32_t), intent(out) :: count
+      integer(c_int32_t) :: r
+    end function apairs_cuda_device_count
+
+    function apairs_context_create(ctx, backend, device) &
+        bind(C, name="apairs_context_create") result(r)
+      import
+      type(c_ptr), intent(out) :: ctx
+      integer(c_int32_t), value :: backend
+      integer(c_int32_t), value :: device
+      integer(c_int32_t) :: r
+    end function apairs_context_create
+
+    function apairs_context_destroy(ctx) bind(C, name="apairs_context_destroy") result(r)
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int32_t) :: r
+    end function apairs_context_destroy
+
+    function apairs_context_get_backend(ctx, backend) &
+        bind(C, name="apairs_context_get_backend") result(r)
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), intent(out) :: backend
+      integer(c_int32_t) :: r
+    end function apairs_context_get_backend
+
+    function apairs_context_set_stream(ctx, stream) &
+        bind(C, name="apairs_context_set_stream") result(r)
+      import
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: stream
+      integer(c_int32_t) :: r
+    end function apairs_context_set_stream
+
+    function apairs_context_set_option(ctx, option, value) &
+        bind(C, name="apairs_context_set_option") result(r)
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: option
+      real(c_double), value :: value
+      integer(c_int32_t) :: r
+    end function apairs_context_set_option
+
+    function apairs_context_get_option(ctx, option, value) &
+        bind(C, name="apairs_context_get_option") result(r)
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: option
+      real(c_double), intent(out) :: value
+      integer(c_int32_t) :: r
+    end function apairs_context_get_option
+
+    ! All-pairs plans
+    function apairs_plan_create_pairwise(plan, ctx, metric, p, dtype, n1, n2, d, &
+        lda, ldb, ldd) bind(C, name="apairs_plan_create_pairwise") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: metric
+      real(c_double), value :: p
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: n1
+      integer(c_int64_t), value :: n2
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: ldd
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_pairwise
+
+    function apairs_plan_execute(plan, A, B, D) bind(C, name="apairs_plan_execute") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      type(c_ptr), value :: D
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute
+
+    function apairs_plan_describe(plan, buf, size, length) &
+        bind(C, name="apairs_plan_describe") result(r)
+      import
+      type(c_ptr), value :: plan
+      character(kind=c_char), dimension(*), intent(out) :: buf
+      integer(c_int64_t), value :: size
+      integer(c_int64_t), intent(out) :: length
+      integer(c_int32_t) :: r
+    end function apairs_plan_describe
+
+    function apairs_plan_destroy(plan) bind(C, name="apairs_plan_destroy") result(r)
+      import
+      type(c_ptr), value :: plan
+      integer(c_int32_t) :: r
+    end function apairs_plan_destroy
+  end interface
+
+  ! C's strlen, for the *_f functions (private).
+  interface
+    function apairs_c_strlen(s) bind(C, name="strlen") result(n)
+      import
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function apairs_c_strlen
+  end interface
+
+contains
+
+  ! A NUL-terminated C string as a Fortran string ("" for a NULL pointer).
+  function apairs_string_from_c(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), dimension(:), pointer :: chars
+    integer :: i, n
+
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(apairs_c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function apairs_string_from_c
+
+  !> apairs_version_string() as a Fortran string, e.g. "0.1.0 (host+openmp, cuda sm_90)".
+  function apairs_version_string_f() result(s)
+    character(len=:), allocatable :: s
+    s = apairs_string_from_c(apairs_version_string())
+  end function apairs_version_string_f
+
+  !> apairs_status_string(status) as a Fortran string ("success", "null pointer", ...).
+  function apairs_status_string_f(status) result(s)
+    integer(c_int32_t), intent(in) :: status
+    character(len=:), allocatable :: s
+    s = apairs_string_from_c(apairs_status_string(status))
+  end function apairs_status_string_f
+
+  !> apairs_last_error() as a Fortran string: the detail of the last failed call on this
+  !> thread ("" after a success). Copied, so it stays valid after later calls.
+  function apairs_last_error_f() result(s)
+    character(len=:), allocatable :: s
+    s = apairs_string_from_c(apairs_last_error())
+  end function apairs_last_error_f
+
+  !> The one-line description of a plan (apairs_plan_describe), whole, as a Fortran
+  !> string. On failure it returns "" and, if given, sets status (APAIRS_SUCCESS
+  !> otherwise); apairs_last_error_f() then says why.
+  function apairs_plan_describe_f(plan, status) result(s)
+    type(c_ptr), intent(in) :: plan
+    integer(c_int32_t), intent(out), optional :: status
+    character(len=:), allocatable :: s
+    character(kind=c_char), dimension(1) :: probe
+    character(kind=c_char), dimension(:), allocatable :: buf
+    integer(c_int64_t) :: length, written
+    integer(c_int32_t) :: st
+    integer :: i
+
+    length = 0
+    st = apairs_plan_describe(plan, probe, 1_c_int64_t, length)
+    if (st == APAIRS_SUCCESS) then
+      allocate(buf(length + 1))
+      st = apairs_plan_describe(plan, buf, length + 1, written)
+    end if
+    if (st == APAIRS_SUCCESS) then
+      allocate(character(len=length) :: s)
+      do i = 1, int(length)
+        s(i:i) = buf(i)
+      end do
+    else
+      s = ''
+    end if
+    if (present(status)) status = st
+  end function apairs_plan_describe_f
+
+end module apairs

@@ -1,0 +1,91 @@
+#include "cuda/runtime.cuh"
+
+#include <fmt/format.h>
+
+#include "cuda/backend.hpp"
+
+namespace apairs::cuda {
+
+void check(cudaError_t err, const char *what) {
+    if (err == cudaSuccess) return;
+    cudaGetLastError();  // clear a non-sticky error so later calls start clean
+    const apairs_status_t s =
+        err == cudaErrorMemoryAllocation ? APAIRS_ERROR_OUT_OF_MEMORY : APAIRS_ERROR_DEVICE;
+    throw Error(s, fmt::format("{} failed: {} ({})", what, cudaGetErrorString(err),
+                               cudaGetErrorName(err)));
+}
+
+DeviceScope::DeviceScope(int device) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+}
+
+DeviceScope::~DeviceScope() { cudaSetDevice(previous_); }
+
+Memory classify(const void *ptr, int *device) {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+        cudaGetLastError();
+        return Memory::Host;  // no driver, or memory CUDA does not know
+    }
+    *device = attr.device;
+    switch (attr.type) {
+    case cudaMemoryTypeDevice: return Memory::Device;
+    case cudaMemoryTypeManaged: return Memory::Managed;
+    default: return Memory::Host;  // unregistered or pinned host memory: staged
+    }
+}
+
+StreamBuffer::StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
+    check(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync (staging buffer)");
+}
+
+StreamBuffer::~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
+
+int device_count() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+void require_device(int device) {
+    const int n = device_count();
+    if (device < 0 || device >= n)
+        throw Error(APAIRS_ERROR_BACKEND_UNAVAILABLE,
+                    n == 0 ? fmt::format("device = {}: no CUDA device or driver is present", device)
+                           : fmt::format("device = {}: expected 0 <= device < {}", device, n));
+}
+
+bool is_device_pointer(const void *ptr) {
+    int dev = -1;
+    return classify(ptr, &dev) == Memory::Device;
+}
+
+DeviceLimits device_limits(int device) {
+    cudaDeviceProp p{};
+    check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+    DeviceLimits l;
+    l.name = p.name;
+    l.cc_major = p.major;
+    l.cc_minor = p.minor;
+    l.sm_count = p.multiProcessorCount;
+    l.warp_size = p.warpSize;
+    l.max_threads_per_block = p.maxThreadsPerBlock;
+    l.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+    l.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+    l.regs_per_sm = p.regsPerMultiprocessor;
+    l.max_regs_per_block = p.regsPerBlock;
+    l.max_regs_per_thread = 255;  // every architecture CUDA 13 supports (sm_75 and later)
+    l.reg_alloc_unit = 256;
+    l.warp_alloc_granularity = 4;  // register-file sub-partitions (sm_75 and later)
+    l.shared_per_sm = static_cast<int64_t>(p.sharedMemPerMultiprocessor);
+    l.max_shared_per_block = static_cast<int64_t>(p.sharedMemPerBlockOptin);
+    l.reserved_shared_per_block = static_cast<int64_t>(p.reservedSharedMemPerBlock);
+    l.shared_alloc_unit = 128;
+    return l;
+}
+
+}  // namespace apairs::cuda

@@ -1,0 +1,47 @@
+// CUDA runtime helpers for the backend's .cu files: error translation, a scoped
+// device switch, pointer classification and stream-ordered scratch buffers.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "common.hpp"
+
+namespace apairs::cuda {
+
+// Throws Error(DEVICE, or OUT_OF_MEMORY for allocation failures) naming `what`.
+void check(cudaError_t err, const char *what);
+
+// Makes `device` current for the scope and restores the caller's device after.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device);
+    ~DeviceScope();
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+    int previous_ = -1;
+};
+
+enum class Memory { Host, Device, Managed };
+
+// Where ptr lives; for Device, *device is its ordinal.
+Memory classify(const void *ptr, int *device);
+
+// A device buffer allocated and freed in stream order.
+class StreamBuffer {
+public:
+    StreamBuffer(size_t bytes, cudaStream_t stream);
+    ~StreamBuffer();
+    StreamBuffer(const StreamBuffer &) = delete;
+    StreamBuffer &operator=(const StreamBuffer &) = delete;
+    void *get() const { return ptr_; }
+
+private:
+    void *ptr_ = nullptr;
+    cudaStream_t stream_;
+};
+
+}  // namespace apairs::cuda

@@ -1,0 +1,60 @@
+// A validated all-pairs problem, and the one place that maps (metric, dtype) to a
+// metric functor: both engines call dispatch() with a generic callable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "common.hpp"
+#include "metrics.hpp"
+
+namespace apairs {
+
+// d': dimensions per slice. Both engines fold a slice into a fresh accumulator and
+// merge slices in order; the accuracy bounds in apairs.h assume this blocking.
+constexpr int kSliceDims = 32;
+
+struct PairwiseProblem {
+    int32_t metric = 0;  // apairs_metric_e; LP with p = 1, 2, inf is normalised to L1, L2, LINF
+    double p = 0;        // LP only
+    int32_t dtype = 0;   // apairs_dtype_e of A and B
+    int64_t n1 = 0, n2 = 0, d = 0, lda = 0, ldb = 0, ldd = 0;
+
+    size_t in_size() const { return dtype == APAIRS_DTYPE_F64 ? 8 : dtype == APAIRS_DTYPE_F32 ? 4 : 1; }
+    // D holds int32 counts for HAMMING on U8, else the input type.
+    size_t out_size() const { return dtype == APAIRS_DTYPE_U8 ? 4 : in_size(); }
+};
+
+const char *metric_name(int32_t metric);  // "l1", ..., nullptr when unknown
+const char *dtype_name(int32_t dtype);    // "f32", "f64", "u8", nullptr when unknown
+
+// Calls f(M{...}) with the metric functor M of the problem. f must return void.
+template <class T, class F>
+void dispatch_metric(const PairwiseProblem &pb, F &&f) {
+    switch (pb.metric) {
+    case APAIRS_METRIC_L1: return f(metric::L1<T>{});
+    case APAIRS_METRIC_L2: return f(metric::L2<T>{});
+    case APAIRS_METRIC_SQEUCLIDEAN: return f(metric::SqEuclidean<T>{});
+    case APAIRS_METRIC_LP: return f(metric::Lp<T>{T(pb.p), T(1.0 / pb.p)});
+    case APAIRS_METRIC_LINF: return f(metric::LInf<T>{});
+    case APAIRS_METRIC_DOT: return f(metric::Dot<T>{});
+    case APAIRS_METRIC_COSINE: return f(metric::Cosine<T>{});
+    case APAIRS_METRIC_HAMMING: return f(metric::Hamming<T, T>{});
+    }
+    throw Error(APAIRS_ERROR_INTERNAL, "dispatch: unhandled metric");
+}
+
+template <class F>
+void dispatch(const PairwiseProblem &pb, F &&f) {
+    switch (pb.dtype) {
+    case APAIRS_DTYPE_F32: return dispatch_metric<float>(pb, f);
+    case APAIRS_DTYPE_F64: return dispatch_metric<double>(pb, f);
+    case APAIRS_DTYPE_U8:
+        if (pb.metric == APAIRS_METRIC_HAMMING) return f(metric::Hamming<uint8_t, int32_t>{});
+        break;
+    }
+    throw Error(APAIRS_ERROR_INTERNAL, "dispatch: unhandled metric/dtype");
+}
+
+}  // namespace apairs

@@ -1,0 +1,116 @@
+/* apairs.h compiled as plain C (C99 and C11, -Wall -Wextra -Wpedantic -Werror), the way
+ * a C user sees it: the header must be self-contained (it is included first), guarded
+ * (it is included twice), and free of C++ or compiler extensions. The values it pins
+ * here are part of the ABI: a released value never changes.
+ *
+ * Built twice from this one file (tests/capi/meson.build): as C99, where the pins use
+ * the negative-array-size trick, and as C11, where they are _Static_assert. */
+
+#include "apairs.h"
+#include "apairs.h"
+
+#include <stdio.h>
+
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define PIN(cond, name) _Static_assert(cond, #name)
+#else
+#define PIN(cond, name) typedef char pin_##name[(cond) ? 1 : -1]
+#endif
+
+/* Versions */
+PIN(APAIRS_VERSION_MAJOR == 0, version_major);
+PIN(APAIRS_VERSION_MINOR == 1, version_minor);
+PIN(APAIRS_VERSION_PATCH == 0, version_patch);
+PIN(APAIRS_VERSION_NUMBER == 100, version_number);
+
+/* Types: every integer in the ABI has a fixed width; handles are plain pointers. */
+PIN(sizeof(apairs_status_t) == 4, sizeof_status);
+PIN((apairs_status_t)-1 < 0, status_is_signed);
+PIN(sizeof(apairs_context_t) == sizeof(void *), sizeof_context);
+PIN(sizeof(apairs_plan_t) == sizeof(void *), sizeof_plan);
+
+/* Structs: libapairs has no public structs (its handles point to incomplete structs),
+ * so there is no sizeof/offsetof to pin. A public struct, if one is ever unavoidable,
+ * carries its own size as its first member and has its sizeof and offsets pinned here. */
+
+/* apairs_status_e */
+PIN(APAIRS_SUCCESS == 0, success);
+PIN(APAIRS_ERROR_NULL_POINTER == 1, error_null_pointer);
+PIN(APAIRS_ERROR_INVALID_VALUE == 2, error_invalid_value);
+PIN(APAIRS_ERROR_OVERFLOW == 3, error_overflow);
+PIN(APAIRS_ERROR_UNKNOWN_ENUM == 4, error_unknown_enum);
+PIN(APAIRS_ERROR_UNSUPPORTED == 5, error_unsupported);
+PIN(APAIRS_ERROR_BACKEND_UNAVAILABLE == 6, error_backend_unavailable);
+PIN(APAIRS_ERROR_OUT_OF_MEMORY == 7, error_out_of_memory);
+PIN(APAIRS_ERROR_DEVICE == 8, error_device);
+PIN(APAIRS_ERROR_INVALID_POINTER == 9, error_invalid_pointer);
+PIN(APAIRS_ERROR_INTERNAL == 10, error_internal);
+
+/* apairs_backend_e, apairs_option_e */
+PIN(APAIRS_BACKEND_AUTO == 0, backend_auto);
+PIN(APAIRS_BACKEND_HOST == 1, backend_host);
+PIN(APAIRS_BACKEND_CUDA == 2, backend_cuda);
+PIN(APAIRS_OPTION_OCCUPANCY_TARGET == 1, option_occupancy_target);
+PIN(APAIRS_OPTION_HOST_THREADS == 2, option_host_threads);
+
+/* apairs_dtype_e */
+PIN(APAIRS_DTYPE_F32 == 1, dtype_f32);
+PIN(APAIRS_DTYPE_F64 == 2, dtype_f64);
+PIN(APAIRS_DTYPE_U8 == 3, dtype_u8);
+
+/* apairs_metric_e */
+PIN(APAIRS_METRIC_L1 == 1, metric_l1);
+PIN(APAIRS_METRIC_L2 == 2, metric_l2);
+PIN(APAIRS_METRIC_SQEUCLIDEAN == 3, metric_sqeuclidean);
+PIN(APAIRS_METRIC_LP == 4, metric_lp);
+PIN(APAIRS_METRIC_LINF == 5, metric_linf);
+PIN(APAIRS_METRIC_DOT == 6, metric_dot);
+PIN(APAIRS_METRIC_COSINE == 7, metric_cosine);
+PIN(APAIRS_METRIC_HAMMING == 8, metric_hamming);
+
+/* Signatures: each function assigned to a pointer of its exact released type; a change
+ * of any parameter or result type is an incompatible-pointer error under -Werror. */
+static int32_t (*const p_version_number)(void) = apairs_version_number;
+static const char *(*const p_version_string)(void) = apairs_version_string;
+static const char *(*const p_status_string)(int32_t) = apairs_status_string;
+static const char *(*const p_last_error)(void) = apairs_last_error;
+static int32_t (*const p_cuda_device_count)(int32_t *) = apairs_cuda_device_count;
+static int32_t (*const p_context_create)(apairs_context_t *, int32_t, int32_t) = apairs_context_create;
+static int32_t (*const p_context_destroy)(apairs_context_t) = apairs_context_destroy;
+static int32_t (*const p_context_get_backend)(apairs_context_t, int32_t *) = apairs_context_get_backend;
+static int32_t (*const p_context_set_stream)(apairs_context_t, void *) = apairs_context_set_stream;
+static int32_t (*const p_context_set_option)(apairs_context_t, int32_t, double) = apairs_context_set_option;
+static int32_t (*const p_context_get_option)(apairs_context_t, int32_t, double *) = apairs_context_get_option;
+static int32_t (*const p_plan_create_pairwise)(apairs_plan_t *, apairs_context_t, int32_t, double, int32_t,
+                                               int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) =
+    apairs_plan_create_pairwise;
+static int32_t (*const p_plan_execute)(apairs_plan_t, const void *, const void *, void *) = apairs_plan_execute;
+static int32_t (*const p_plan_describe)(apairs_plan_t, char *, int64_t, int64_t *) = apairs_plan_describe;
+static int32_t (*const p_plan_destroy)(apairs_plan_t) = apairs_plan_destroy;
+
+int main(void) {
+    const void *const all[] = {
+        (const void *)&p_version_string, (const void *)&p_status_string, (const void *)&p_last_error,
+        (const void *)&p_cuda_device_count, (const void *)&p_context_create,
+        (const void *)&p_context_destroy, (const void *)&p_context_get_backend,
+        (const void *)&p_context_set_stream, (const void *)&p_context_set_option,
+        (const void *)&p_context_get_option, (const void *)&p_plan_create_pairwise,
+        (const void *)&p_plan_execute, (const void *)&p_plan_describe, (const void *)&p_plan_destroy,
+    };
+    (void)all;
+
+    /* It links, and the library it loaded is the one this header describes. */
+    const int32_t loaded = p_version_number();
+    if (loaded != APAIRS_VERSION_NUMBER) {
+        fprintf(stderr, "apairs_version_number() = %d, header says %d\n", (int)loaded,
+                APAIRS_VERSION_NUMBER);
+        return 1;
+    }
+    /* Destroying NULL is a no-op that succeeds (header promise). */
+    if (apairs_plan_destroy(NULL) != APAIRS_SUCCESS || apairs_context_destroy(NULL) != APAIRS_SUCCESS) {
+        fprintf(stderr, "destroy(NULL) failed: %s\n", apairs_last_error());
+        return 1;
+    }
+    printf("%s: header and library agree (version %d)\n", apairs_version_string(), (int)loaded);
+    return 0;
+}

@@ -1,0 +1,162 @@
+// CUDA-only checks that need the runtime API (tagged [cuda]; run by suite gpu):
+// the occupancy estimator against cudaOccupancyMaxActiveBlocksPerMultiprocessor for
+// every kernel the plans pick, and the device-memory paths of execute.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "apairs.h"
+#include "catch.hpp"
+#include "cuda/backend.hpp"
+
+namespace {
+
+void cuda_ok(cudaError_t e) {
+    INFO(cudaGetErrorString(e));
+    REQUIRE(e == cudaSuccess);
+}
+
+struct Plan {
+    apairs_context_t ctx = nullptr;
+    apairs_plan_t plan = nullptr;
+    ~Plan() {
+        apairs_plan_destroy(plan);
+        apairs_context_destroy(ctx);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("estimator agrees with the CUDA occupancy API for every kernel", "[cuda]") {
+    const apairs::DeviceLimits limits = apairs::cuda::device_limits(0);
+    INFO(limits.name);
+    const int metrics[] = {APAIRS_METRIC_L1, APAIRS_METRIC_L2, APAIRS_METRIC_SQEUCLIDEAN,
+                           APAIRS_METRIC_LP, APAIRS_METRIC_LINF, APAIRS_METRIC_DOT,
+                           APAIRS_METRIC_COSINE, APAIRS_METRIC_HAMMING};
+    for (int dtype : {APAIRS_DTYPE_F32, APAIRS_DTYPE_F64, APAIRS_DTYPE_U8}) {
+        for (int metric : metrics) {
+            if (dtype == APAIRS_DTYPE_U8 && metric != APAIRS_METRIC_HAMMING) continue;
+            for (double target : {0.0, 0.25, 0.5, 1.0}) {
+                apairs::PairwiseProblem pb{metric, 3.0, dtype, 1000, 1000, 100, 100, 100, 1000};
+                const apairs::cuda::LaunchConfig c = apairs::cuda::plan_pairwise(pb, 0, target);
+                CAPTURE(metric, dtype, target, c.r, c.regs_per_thread, c.choice.reason);
+                // Our estimate for the chosen block equals what CUDA computes.
+                CHECK(c.choice.chosen.blocks_per_sm == c.cuda_blocks_per_sm);
+                CHECK(c.choice.chosen.block_threads == c.r * c.c);
+                CHECK(c.choice.chosen.block_threads % 32 == 0);
+                if (target > 0 && target <= c.choice.max_reachable) {
+                    CHECK(c.choice.chosen.occupancy >= target - 1e-9);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("execute on device memory is asynchronous on the plan's stream", "[cuda]") {
+    const int64_t n1 = 131, n2 = 67, d = 45;
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> A(n1 * d), B(n2 * d), D(n1 * n2), ref(n1 * n2);
+    for (auto &x : A) x = u(rng);
+    for (auto &x : B) x = u(rng);
+
+    Plan p;
+    REQUIRE(apairs_context_create(&p.ctx, APAIRS_BACKEND_CUDA, 0) == APAIRS_SUCCESS);
+    cudaStream_t stream;
+    cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    REQUIRE(apairs_context_set_stream(p.ctx, stream) == APAIRS_SUCCESS);
+    REQUIRE(apairs_plan_create_pairwise(&p.plan, p.ctx, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1,
+                                        n2, d, d, d, n2) == APAIRS_SUCCESS);
+    // The host path (staged) is the reference for the device path.
+    REQUIRE(apairs_plan_execute(p.plan, A.data(), B.data(), ref.data()) == APAIRS_SUCCESS);
+
+    {  // The staged GPU result agrees with the host backend within the header's L1 bound.
+        Plan h;
+        std::vector<float> href(ref.size());
+        REQUIRE(apairs_context_create(&h.ctx, APAIRS_BACKEND_HOST, 0) == APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_create_pairwise(&h.plan, h.ctx, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32,
+                                            n1, n2, d, d, d, n2) == APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_execute(h.plan, A.data(), B.data(), href.data()) == APAIRS_SUCCESS);
+        const double bound = 2 * (d + 4) * std::ldexp(1.0, -24);
+        for (size_t k = 0; k < ref.size(); ++k) {
+            CAPTURE(k, ref[k], href[k]);
+            REQUIRE(std::fabs(ref[k] - href[k]) <= bound * href[k]);
+        }
+    }
+
+    float *dA, *dB, *dD;
+    cuda_ok(cudaMalloc(&dA, A.size() * 4));
+    cuda_ok(cudaMalloc(&dB, B.size() * 4));
+    cuda_ok(cudaMalloc(&dD, D.size() * 4));
+    cuda_ok(cudaMemcpy(dA, A.data(), A.size() * 4, cudaMemcpyHostToDevice));
+    cuda_ok(cudaMemcpy(dB, B.data(), B.size() * 4, cudaMemcpyHostToDevice));
+    cuda_ok(cudaMemset(dD, 0xff, D.size() * 4));  // NaN poison
+    REQUIRE(apairs_plan_execute(p.plan, dA, dB, dD) == APAIRS_SUCCESS);
+    cuda_ok(cudaMemcpyAsync(D.data(), dD, D.size() * 4, cudaMemcpyDeviceToHost, stream));
+    cuda_ok(cudaStreamSynchronize(stream));
+    for (size_t k = 0; k < D.size(); ++k) {
+        CAPTURE(k);
+        REQUIRE(D[k] == ref[k]);  // same kernel, same order: bitwise equal
+    }
+
+    // Mixed: device A and B, host D (staged back, synchronous).
+    std::vector<float> D2(D.size(), std::nanf(""));
+    REQUIRE(apairs_plan_execute(p.plan, dA, dB, D2.data()) == APAIRS_SUCCESS);
+    CHECK(std::memcmp(D2.data(), ref.data(), D2.size() * 4) == 0);
+
+    // The host backend refuses device memory and writes nothing.
+    Plan h;
+    REQUIRE(apairs_context_create(&h.ctx, APAIRS_BACKEND_HOST, 0) == APAIRS_SUCCESS);
+    REQUIRE(apairs_plan_create_pairwise(&h.plan, h.ctx, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1,
+                                        n2, d, d, d, n2) == APAIRS_SUCCESS);
+    std::vector<float> D3(D.size(), std::nanf(""));
+    CHECK(apairs_plan_execute(h.plan, dA, B.data(), D3.data()) == APAIRS_ERROR_INVALID_POINTER);
+    CHECK(std::string(apairs_last_error()).find("A is CUDA device memory") != std::string::npos);
+    for (float x : D3) REQUIRE(std::isnan(x));
+
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dD);
+    cudaStreamDestroy(stream);
+}
+
+TEST_CASE("large problem: more tiles than one grid row, n1 * n2 beyond 2^31 indices", "[cuda][large]") {
+    // n1 * n2 = 2^31 + ... outputs: exercises 64-bit output indexing on the device.
+    const int64_t n1 = 47000, n2 = 46000, d = 3;
+    REQUIRE(n1 * n2 > (int64_t(1) << 31));
+    Plan p;
+    REQUIRE(apairs_context_create(&p.ctx, APAIRS_BACKEND_CUDA, 0) == APAIRS_SUCCESS);
+    REQUIRE(apairs_plan_create_pairwise(&p.plan, p.ctx, APAIRS_METRIC_HAMMING, 0, APAIRS_DTYPE_U8,
+                                        n1, n2, d, d, d, n2) == APAIRS_SUCCESS);
+    std::mt19937 rng(std::random_device{}());
+    std::vector<uint8_t> A(n1 * d), B(n2 * d);
+    for (auto &x : A) x = rng() % 3;
+    for (auto &x : B) x = rng() % 3;
+    uint8_t *dA, *dB;
+    int32_t *dD;
+    cuda_ok(cudaMalloc(&dA, A.size()));
+    cuda_ok(cudaMalloc(&dB, B.size()));
+    cuda_ok(cudaMalloc(&dD, size_t(n1 * n2) * 4));
+    cuda_ok(cudaMemcpy(dA, A.data(), A.size(), cudaMemcpyHostToDevice));
+    cuda_ok(cudaMemcpy(dB, B.data(), B.size(), cudaMemcpyHostToDevice));
+    cuda_ok(cudaMemset(dD, 0x7f, size_t(n1 * n2) * 4));
+    REQUIRE(apairs_plan_execute(p.plan, dA, dB, dD) == APAIRS_SUCCESS);
+    cuda_ok(cudaDeviceSynchronize());
+    // Check the last rows (beyond 2^31 elements) and a sample of the rest.
+    for (int64_t i : {int64_t(0), n1 / 2, n1 - 2, n1 - 1}) {
+        std::vector<int32_t> row(n2);
+        cuda_ok(cudaMemcpy(row.data(), dD + i * n2, n2 * 4, cudaMemcpyDeviceToHost));
+        for (int64_t j = 0; j < n2; ++j) {
+            int32_t ref = 0;
+            for (int64_t k = 0; k < d; ++k) ref += A[i * d + k] != B[j * d + k];
+            CAPTURE(i, j);
+            REQUIRE(row[j] == ref);
+        }
+    }
+    cudaFree(dA);
+    cudaFree(dB);
+    cudaFree(dD);
+}

@@ -1,0 +1,327 @@
+// All-pairs numerics through the public API, on test::backend(): every metric and
+// element type against a long-double reference (reference.hpp) on awkward shapes,
+// padded leading dimensions and B aliasing A; NaN propagation; plan reuse; options;
+// apairs_plan_describe. Inputs are fresh every run: a failure prints its seed, and
+// APAIRS_TEST_SEED=N replays it.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "apairs.h"
+#include "backend.hpp"
+#include "catch.hpp"
+#include "reference.hpp"
+
+using namespace ref;
+
+namespace {
+
+// One problem shape. pad_* are added to d (lda, ldb) and to n2 (ldd). alias: B is
+// passed as the same pointer as A (n2 = n1, ldb = lda).
+struct Shape {
+    int64_t n1, n2, d, pad_a, pad_b, pad_d;
+    bool alias;
+};
+
+std::ostream &operator<<(std::ostream &os, const Shape &s) {
+    return os << "n1=" << s.n1 << " n2=" << s.n2 << " d=" << s.d << " lda=" << s.d + s.pad_a
+              << " ldb=" << (s.alias ? s.d + s.pad_a : s.d + s.pad_b) << " ldd=" << s.n2 + s.pad_d
+              << (s.alias ? " B=A" : "");
+}
+
+// ~30 shapes: 1, odd and prime sizes, multiples of the 32-dimension slice and one more
+// or less, sizes past the GPU tile (up to 128 x 32 outputs), 257 x 257, d = 2000.
+const std::vector<Shape> kShapes = {
+    {1, 1, 1, 0, 0, 0, false},     {1, 1, 1, 0, 0, 0, true},      {1, 7, 3, 2, 0, 1, false},
+    {7, 1, 31, 0, 5, 3, false},    {2, 2, 32, 0, 0, 0, true},     {2, 31, 33, 1, 1, 0, false},
+    {31, 2, 100, 0, 0, 2, false},  {7, 7, 517, 3, 0, 0, true},    {31, 33, 31, 0, 1, 1, false},
+    {33, 31, 33, 4, 4, 4, false},  {33, 33, 1, 0, 0, 0, true},    {67, 31, 3, 1, 2, 3, false},
+    {31, 67, 32, 0, 0, 5, false},  {67, 67, 33, 2, 2, 1, true},   {131, 7, 100, 0, 0, 0, false},
+    {7, 131, 31, 1, 0, 7, false},  {131, 131, 3, 0, 0, 0, true},  {131, 67, 33, 0, 3, 0, false},
+    {67, 131, 1, 2, 2, 2, false},  {257, 257, 33, 0, 0, 3, true}, {257, 257, 1, 1, 1, 1, false},
+    {7, 31, 2000, 5, 3, 1, false}, {2, 33, 2000, 0, 0, 0, false}, {1, 131, 517, 0, 0, 0, false},
+    {131, 1, 517, 7, 0, 0, false}, {33, 67, 100, 0, 0, 0, false}, {129, 129, 65, 0, 0, 0, true},
+    {128, 32, 64, 0, 0, 0, false}, {3, 3, 3, 1, 1, 1, true},      {31, 31, 100, 0, 0, 0, true},
+    {2, 2, 2000, 1, 1, 0, true},
+};
+
+// Fresh inputs for one shape and metric: uniform in [-1, 1] (HAMMING: a few values, so
+// that equal coordinates occur; U8: 0/1/2 genotypes), a few rows of A copied into B so
+// that some distances are exactly 0, and for COSINE a zero row in A and in B.
+template <class T>
+void make_inputs(const Shape &s, const MetricSpec &m, Rng &rng, Matrix<T> &A, Matrix<T> &B) {
+    if constexpr (std::is_same<T, uint8_t>::value) {
+        fill_choice<T>(A, rng, {T(0), T(1), T(2)});
+        if (!s.alias) fill_choice<T>(B, rng, {T(0), T(1), T(2)});
+    } else if (m.metric == APAIRS_METRIC_HAMMING) {
+        fill_choice<T>(A, rng, {T(-1), T(-0.5), T(0.25), T(1)});
+        if (!s.alias) fill_choice<T>(B, rng, {T(-1), T(-0.5), T(0.25), T(1)});
+    } else {
+        fill_uniform(A, rng);
+        if (!s.alias) fill_uniform(B, rng);
+    }
+    if (!s.alias) {
+        std::uniform_int_distribution<int64_t> ri(0, s.n1 - 1), rj(0, s.n2 - 1);
+        for (int64_t t = 0; t < std::min<int64_t>(3, s.n2 / 2); ++t)
+            copy_row(A, ri(rng), B, rj(rng));
+    }
+    if (m.metric == APAIRS_METRIC_COSINE) {
+        if (s.n1 >= 2) {
+            T *z = A.row(std::uniform_int_distribution<int64_t>(0, s.n1 - 1)(rng));
+            std::fill(z, z + s.d, T(0));
+        }
+        if (!s.alias && s.n2 >= 2) {
+            T *z = B.row(std::uniform_int_distribution<int64_t>(0, s.n2 - 1)(rng));
+            std::fill(z, z + s.d, T(0));
+        }
+    }
+}
+
+// Every shape for one metric and type; returns the worst error fraction.
+template <class T>
+double check_all_shapes(const MetricSpec &m) {
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name()
+                 << ", " << m.name << " " << Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    double worst = 0;
+    for (const Shape &s : kShapes) {
+        // LP with a general p: the reference's powl costs ~350 ns a term, so the two
+        // largest shapes (over a million terms each) are left to the other metrics,
+        // which exercise the same tiles; 257 x 257 (d = 1), 131 x 131 and d = 2000 remain.
+        if (effective_metric(m) == APAIRS_METRIC_LP && s.n1 * s.n2 * s.d > 1000000) continue;
+        INFO(s);
+        Matrix<T> A(s.n1, s.d, s.d + s.pad_a);
+        Matrix<T> Bown(s.alias ? 0 : s.n2, s.d, s.d + s.pad_b);
+        make_inputs(s, m, rng, A, Bown);
+        const Matrix<T> &B = s.alias ? A : Bown;
+        worst = std::max(worst, run_and_check(ctx.h, m, A, B, s.n2 + s.pad_d).worst);
+    }
+    print_worst(m.name + " " + Type<T>::name, worst, seed);
+    return worst;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("every metric matches a long-double reference within the bounds of apairs.h",
+                   "[pairwise]", float, double) {
+    for (const MetricSpec &m : float_metrics()) {
+        DYNAMIC_SECTION(m.name << " " << Type<TestType>::name) { check_all_shapes<TestType>(m); }
+    }
+}
+
+TEST_CASE("HAMMING on U8 genotypes writes exact int32 counts", "[pairwise]") {
+    check_all_shapes<uint8_t>({APAIRS_METRIC_HAMMING, 0, "hamming"});
+}
+
+TEMPLATE_TEST_CASE("a NaN in a row makes its distances NaN; HAMMING counts it as different",
+                   "[pairwise]", float, double) {
+    using T = TestType;
+    using O = typename Type<T>::out;
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    for (const MetricSpec &m : float_metrics()) {
+        DYNAMIC_SECTION(m.name << " " << Type<T>::name) {
+            const uint64_t seed = fresh_seed();
+            INFO("seed " << seed << ", backend " << test::backend_name());
+            Rng rng(seed);
+            Context ctx;
+            for (const Shape &s : {Shape{9, 13, 70, 1, 2, 3, false}, Shape{37, 37, 45, 0, 0, 0, true},
+                                   Shape{131, 3, 1, 0, 0, 0, false}}) {
+                INFO(s);
+                Matrix<T> A(s.n1, s.d, s.d + s.pad_a), Bown(s.alias ? 0 : s.n2, s.d, s.d + s.pad_b);
+                if (m.metric == APAIRS_METRIC_HAMMING) {
+                    fill_choice<T>(A, rng, {T(-1), T(1)});
+                    if (!s.alias) fill_choice<T>(Bown, rng, {T(-1), T(1)});
+                } else {
+                    fill_uniform(A, rng);
+                    if (!s.alias) fill_uniform(Bown, rng);
+                }
+                // Row 1 of A: NaN in the last (partial) slice; row n1-1: NaN at k = 0 and
+                // (HAMMING) NaN against NaN, which still counts as different.
+                const int64_t i1 = 1 % s.n1, i2 = s.n1 - 1;
+                A.row(i1)[s.d - 1] = nan;
+                A.row(i2)[0] = nan;
+                if (!s.alias) {
+                    copy_row(A, i2, Bown, 0);  // NaN vs NaN at k = 0
+                    Bown.row(s.n2 - 1)[s.d / 2] = nan;
+                }
+                const Matrix<T> &B = s.alias ? A : Bown;
+                const int64_t ldd = s.n2 + s.pad_d;
+                Plan plan(ctx.h, m, Type<T>::dtype, s.n1, s.n2, s.d, A.ld, B.ld, ldd);
+                std::vector<O> D(size_t(s.n1 * ldd), poison<O>());
+                APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A.data(), B.data(), D.data()));
+                check_against_reference(m, A, B, D, ldd);  // the reference propagates NaN
+                // And spelled out: which rows and columns must be NaN.
+                int64_t nans = 0, expected = 0;
+                for (int64_t i = 0; i < s.n1; ++i)
+                    for (int64_t j = 0; j < s.n2; ++j) {
+                        const bool row_nan = i == i1 || i == i2;
+                        const bool col_nan = s.alias ? (j == i1 || j == i2) : (j == 0 || j == s.n2 - 1);
+                        expected += (row_nan || col_nan) ? 1 : 0;
+                        nans += (is_nan(D[size_t(i * ldd + j)]) && !is_poison(D[size_t(i * ldd + j)])) ? 1 : 0;
+                    }
+                if (m.metric == APAIRS_METRIC_HAMMING) CHECK(nans == 0);
+                else CHECK(nans == expected);
+            }
+        }
+    }
+}
+
+// apairs.h: "A NaN in a row makes every distance involving that row NaN" and COSINE is
+// "1 when a or b is all zeros". A row with a NaN is not all zeros, so NaN must win.
+TEMPLATE_TEST_CASE("COSINE: a NaN row against an all-zeros row is NaN", "[pairwise]", float, double) {
+    using T = TestType;
+    using O = typename Type<T>::out;
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    Context ctx;
+    const MetricSpec m{APAIRS_METRIC_COSINE, 0, "cosine"};
+    // Row 0: (NaN, 1, 1), row 1: zeros, row 2: (1, 2, 3); all pairs, B = A.
+    Matrix<T> A(3, 3, 3);
+    const T rows[3][3] = {{nan, T(1), T(1)}, {T(0), T(0), T(0)}, {T(1), T(2), T(3)}};
+    for (int i = 0; i < 3; ++i) std::copy(rows[i], rows[i] + 3, A.row(i));
+    Plan plan(ctx.h, m, Type<T>::dtype, 3, 3, 3, 3, 3, 3);
+    std::vector<O> D(9, poison<O>());
+    APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A.data(), A.data(), D.data()));
+    CHECK(D[1 * 3 + 1] == O(1));  // zeros vs zeros
+    CHECK(D[1 * 3 + 2] == O(1));  // zeros vs (1, 2, 3)
+    CHECK(is_nan(D[0 * 3 + 2]));  // NaN row vs (1, 2, 3)
+    INFO("D[0][1] (NaN row vs zeros) = " << D[0 * 3 + 1] << ", D[1][0] (zeros vs NaN row) = " << D[1 * 3 + 0]);
+    CHECK(is_nan(D[0 * 3 + 1]));
+    CHECK(is_nan(D[1 * 3 + 0]));
+}
+
+// apairs.h states the L2 and COSINE bounds with no range condition (unlike LP's "while
+// no term overflows or underflows"), and COSINE is 1 only "when a or b is all zeros".
+// Coordinates around sqrt(DBL_MIN) / sqrt(DBL_MAX) (F32: FLT_*) probe that: the exact
+// results below are all representable.
+TEMPLATE_TEST_CASE("L2 and COSINE keep their bounds at the edges of the documented range", "[pairwise]",
+                   float, double) {
+    // apairs.h: the bounds hold for nonzero coordinates and differences between 2^-63 and
+    // 2^63 (F32) or 2^-511 and 2^511 (F64); outside, COSINE treats a vector whose squared
+    // norm underflows as all zeros. Test just inside the range, and that documented rule.
+    using T = TestType;
+    const int e = std::is_same<T, float>::value ? 60 : 500;
+    const T tiny = std::ldexp(T(1), -e), huge = std::ldexp(T(1), e);
+    const T below = std::is_same<T, float>::value ? T(1e-30) : T(1e-200);  // squares underflow
+    const MetricSpec l2{APAIRS_METRIC_L2, 0, "l2"}, cosine{APAIRS_METRIC_COSINE, 0, "cosine"};
+    struct Case {
+        const char *what;
+        MetricSpec m;
+        T a0, a1, b0, b1;
+    };
+    const Case cases[] = {
+        {"L2 of tiny vectors: exact 2 * tiny", l2, tiny, 0, -tiny, 0},
+        {"L2 of huge vectors: exact 2 * huge", l2, huge, 0, -huge, 0},
+        {"COSINE of tiny parallel vectors: exact 0", cosine, tiny, 2 * tiny, 2 * tiny, 4 * tiny},
+        {"COSINE of tiny opposite vectors: exact 2", cosine, tiny, tiny, -tiny, -tiny},
+        {"COSINE of huge parallel vectors: exact 0", cosine, huge, huge, 2 * huge, 2 * huge},
+    };
+    Context ctx;
+    for (const Case &c : cases) {
+        INFO(c.what << " (" << Type<T>::name << ", tiny 2^-" << e << ", huge 2^" << e << ")");
+        Matrix<T> A(1, 2, 2), B(1, 2, 2);
+        A.row(0)[0] = c.a0;
+        A.row(0)[1] = c.a1;
+        B.row(0)[0] = c.b0;
+        B.row(0)[1] = c.b1;
+        run_and_check(ctx.h, c.m, A, B, 1);
+    }
+    // Below the range: a vector whose squared norm underflows counts as all zeros.
+    Plan plan(ctx.h, cosine, Type<T>::dtype, 1, 1, 2, 2, 2, 1);
+    const T a[2] = {below, 2 * below}, b[2] = {2 * below, 4 * below};
+    T D = std::numeric_limits<T>::quiet_NaN();
+    REQUIRE(apairs_plan_execute(plan.h, a, b, &D) == APAIRS_SUCCESS);
+    CHECK(D == T(1));
+}
+
+TEST_CASE("one plan executed twice on fresh inputs is right both times", "[pairwise]") {
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    const Shape s{67, 33, 100, 3, 1, 2, false};
+    INFO(s);
+    for (const MetricSpec &m : {MetricSpec{APAIRS_METRIC_L2, 0, "l2"}, lp(3.2), MetricSpec{APAIRS_METRIC_COSINE, 0, "cosine"}}) {
+        INFO(m.name);
+        Plan plan(ctx.h, m, APAIRS_DTYPE_F64, s.n1, s.n2, s.d, s.d + s.pad_a, s.d + s.pad_b, s.n2 + s.pad_d);
+        for (int run = 0; run < 2; ++run) {
+            INFO("run " << run);
+            Matrix<double> A(s.n1, s.d, s.d + s.pad_a), B(s.n2, s.d, s.d + s.pad_b);
+            make_inputs(s, m, rng, A, B);
+            execute_and_check(plan.h, m, A, B, s.n2 + s.pad_d);
+        }
+    }
+    const MetricSpec h{APAIRS_METRIC_HAMMING, 0, "hamming"};
+    Plan plan(ctx.h, h, APAIRS_DTYPE_U8, s.n1, s.n2, s.d, s.d + s.pad_a, s.d + s.pad_b, s.n2 + s.pad_d);
+    for (int run = 0; run < 2; ++run) {
+        INFO("hamming u8, run " << run);
+        Matrix<uint8_t> A(s.n1, s.d, s.d + s.pad_a), B(s.n2, s.d, s.d + s.pad_b);
+        make_inputs(s, h, rng, A, B);
+        execute_and_check(plan.h, h, A, B, s.n2 + s.pad_d);
+    }
+}
+
+TEST_CASE("results stay within the bounds whatever the context options", "[pairwise]") {
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name());
+    Rng rng(seed);
+    const Shape s{131, 67, 45, 1, 0, 1, false};
+    INFO(s);
+    Matrix<float> A(s.n1, s.d, s.d + s.pad_a), B(s.n2, s.d, s.d + s.pad_b);
+    const MetricSpec m{APAIRS_METRIC_COSINE, 0, "cosine"};
+    make_inputs(s, m, rng, A, B);
+    for (double threads : {1.0, 3.0}) {
+        for (double occupancy : {0.0, 0.25, 1.0}) {
+            INFO("host threads " << threads << ", occupancy target " << occupancy);
+            Context ctx;
+            APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_HOST_THREADS, threads));
+            APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_OCCUPANCY_TARGET, occupancy));
+            run_and_check(ctx.h, m, A, B, s.n2 + s.pad_d);
+        }
+    }
+}
+
+TEST_CASE("apairs_plan_describe names backend and kernel, with snprintf semantics", "[pairwise]") {
+    Context ctx;
+    Plan plan(ctx.h, lp(3.2), APAIRS_DTYPE_F32, 67, 33, 100, 101, 100, 40);
+
+    int64_t len = -1;
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan.h, nullptr, 0, &len));
+    REQUIRE(len > 8);
+
+    std::vector<char> full(size_t(len) + 8, '#');
+    int64_t len_full = -1;
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan.h, full.data(), len + 1, &len_full));
+    CHECK(len_full == len);
+    CHECK(full[size_t(len)] == '\0');
+    CHECK(full[size_t(len) + 1] == '#');
+    const std::string text(full.data());
+    INFO(text);
+    CHECK(int64_t(text.size()) == len);
+    CHECK(text.find(std::string("backend=") + test::backend_name()) != std::string::npos);
+    CHECK(text.find(test::backend() == APAIRS_BACKEND_CUDA ? "backend=host" : "backend=cuda") == std::string::npos);
+    CHECK(text.find("kernel=") != std::string::npos);
+
+    // A small buffer: size - 1 characters and a NUL, nothing past it; length unchanged.
+    char small[16];
+    std::memset(small, '#', sizeof small);
+    int64_t len_small = -1;
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan.h, small, 8, &len_small));
+    CHECK(len_small == len);
+    CHECK(std::string(small) == text.substr(0, 7));
+    CHECK(small[8] == '#');
+
+    // size 1: just the NUL; size len: one character short; length may be NULL.
+    std::memset(small, '#', sizeof small);
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan.h, small, 1, nullptr));
+    CHECK(small[0] == '\0');
+    CHECK(small[1] == '#');
+    std::vector<char> almost(size_t(len) + 1, '#');
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan.h, almost.data(), len, nullptr));
+    CHECK(std::string(almost.data()) == text.substr(0, size_t(len) - 1));
+    CHECK(almost[size_t(len)] == '#');
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Developer script for a lent GPU machine (see tools/gpu-notes.md).
+#   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped)
+#                                       and ../shared/bench/peers.py into .device/
+#   tools/device-run.sh run [--bench] [--quick]
+#                                       there: gpu suite (binaries run directly: the build
+#                                       was configured by another Meson), compute-sanitizer,
+#                                       the demo, and optionally apairs_bench beside peers.py
+# Logs go to $OUT (or /tmp/apairs-device); a summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = pack ]; then
+  rm -rf .device/build && mkdir -p .device/build
+  for f in capi/libapairs.so.0 tests/unit/test_api tests/unit/test_core tools/apairs tools/apairs_bench; do
+    mkdir -p ".device/build/$(dirname $f)"
+    cp -L "build/$f" ".device/build/$f" && strip --strip-debug ".device/build/$f"
+  done
+  cp ../shared/bench/peers.py .device/
+  du -sh .device
+  exit 0
+fi
+[ "${1:-}" = run ] || { echo "usage: $0 pack | run [--bench] [--quick]" >&2; exit 2; }
+shift
+b=.device/build
+out=${OUT:-/tmp/apairs-device}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+
+summary=()
+note() { summary+=("$1"); }
+suite() {  # name, then the command
+  local name=$1; shift
+  APAIRS_TEST_BACKEND=cuda "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  note "$name rc=$rc: $(grep -E 'test cases|All tests passed|ERROR SUMMARY' "$out/$name.log" | tail -1)"
+  [ $rc -eq 0 ] || tail -60 "$out/$name.log"
+}
+suite gpu-api "$b/tests/unit/test_api"
+suite gpu-core "$b/tests/unit/test_core" '[cuda]'
+"$b/tools/apairs" -o "$out/D.npy" >"$out/demo.log" 2>&1
+note "demo rc=$?"
+cat "$out/demo.log"
+
+if [[ " $* " == *" --bench "* ]]; then
+  q=""; [[ " $* " == *" --quick "* ]] && q="--quick"
+  "$b/tools/apairs_bench" $q --json "$out/apairs.json" >"$out/bench.log" 2>&1
+  note "bench rc=$?"
+  python3 .device/peers.py --suite pairwise $q --json "$out/peers.json" >"$out/peers.log" 2>&1
+  note "peers rc=$?"
+  python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+ours = json.load(open(f"{out}/apairs.json"))["rows"]
+peers = json.load(open(f"{out}/peers.json"))["rows"]
+def peer_key(name):  # torch.cdist p=1 float32 / cuBLAS a@b.T (dot) float32 / ... p=0 (hamming count)
+    dt = "float64" if "float64" in name else "float32"
+    if "(dot)" in name: return ("dot", dt)
+    if "p=0" in name: return ("hamming", "uint8")
+    return ("p=" + name.split("p=")[1].split()[0], dt)
+def our_key(name):  # apairs l1 float32 / apairs lp p=2.5 float32 / apairs hamming uint8
+    w = name.split()
+    m = {"l1": "p=1", "l2": "p=2", "linf": "p=inf", "lp": w[2] if len(w) > 3 else ""}.get(w[1], w[1])
+    return (m, w[-1])
+print(f"{'case':28s} {'shape':22s} {'apairs ms':>10s} {'peer ms':>10s} {'speedup':>8s}  peer")
+for r in ours:
+    for p in peers:
+        if p["shape"] == r["shape"] and peer_key(p["name"]) == our_key(r["name"]):
+            print(f"{r['name']:28s} {r['shape']:22s} {r['ms']:10.3f} {p['ms']:10.3f} {p['ms'] / r['ms']:8.2f}  {p['name']}")
+PY
+fi
+# Sanitizers last: slow, and the rest should report even if they run out of time.
+suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/unit/test_api" '[pairwise]'
+suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/unit/test_core" '[cuda]~[large]'
+printf '%s\n' "${summary[@]}"
