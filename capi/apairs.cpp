@@ -16,9 +16,30 @@
 
 using apairs::Error;
 
+#define APAIRS_STR2(x) #x
+#define APAIRS_STR(x) APAIRS_STR2(x)
+#if defined(_OPENMP)
+#define APAIRS_HOST_NAME "host+openmp"
+#else
+#define APAIRS_HOST_NAME "host"
+#endif
+#if APAIRS_HAVE_CUDA
+#define APAIRS_CUDA_NAME ", cuda " APAIRS_CUDA_ARCHS
+#else
+#define APAIRS_CUDA_NAME ""
+#endif
+// "0.1.0 (host+openmp, cuda sm_90)"
+#define APAIRS_VERSION_STRING                                                               \
+    APAIRS_STR(APAIRS_VERSION_MAJOR) "." APAIRS_STR(APAIRS_VERSION_MINOR) "." APAIRS_STR( \
+        APAIRS_VERSION_PATCH) " (" APAIRS_HOST_NAME APAIRS_CUDA_NAME ")"
+
 namespace {
 
 thread_local std::string last_error;
+
+// More threads than this is a mistake, and OpenMP runtimes abort the process when they
+// cannot create the threads asked for.
+constexpr int kMaxHostThreads = 1024;
 
 template <class F>
 apairs_status_t guarded(const char *fn, F &&body) noexcept {
@@ -73,6 +94,16 @@ apairs::PairwiseProblem check_pairwise(int32_t metric, double p, int32_t dtype, 
     if (metric == APAIRS_METRIC_LP) {
         if (!(p > 0))  // also catches NaN
             fail(APAIRS_ERROR_INVALID_VALUE, "p = {}: LP needs p > 0", p);
+        // The kernels compute in the element type: p and 1/p must be normal numbers there.
+        const bool f32 = dtype == APAIRS_DTYPE_F32;
+        const double lo = f32 ? double(std::numeric_limits<float>::min())
+                              : std::numeric_limits<double>::min();
+        const double hi = f32 ? double(std::numeric_limits<float>::max())
+                              : std::numeric_limits<double>::max();
+        if (!std::isinf(p) && !(p >= lo && p <= hi && 1 / p >= lo && 1 / p <= hi))
+            fail(APAIRS_ERROR_INVALID_VALUE,
+                 "p = {}: p and 1/p must be normal {} numbers (or p = +infinity)", p,
+                 apairs::dtype_name(dtype));
         if (p == 1) pb.metric = APAIRS_METRIC_L1;
         else if (p == 2) pb.metric = APAIRS_METRIC_L2;
         else if (std::isinf(p)) pb.metric = APAIRS_METRIC_LINF;
@@ -105,7 +136,7 @@ extern "C" {
 
 int32_t apairs_version_number(void) { return APAIRS_VERSION_NUMBER; }
 
-const char *apairs_version_string(void) { return apairs::version_string(); }
+const char *apairs_version_string(void) { return APAIRS_VERSION_STRING; }
 
 const char *apairs_status_string(apairs_status_t status) {
     switch (status) {
@@ -183,9 +214,10 @@ apairs_status_t apairs_context_set_option(apairs_context_t ctx, int32_t option, 
             ctx->occupancy_target = value;
             return;
         case APAIRS_OPTION_HOST_THREADS:
-            if (!(value >= 0 && value <= 65536) || value != std::floor(value))
+            if (!(value >= 0 && value <= kMaxHostThreads) || value != std::floor(value))
                 fail(APAIRS_ERROR_INVALID_VALUE,
-                     "APAIRS_OPTION_HOST_THREADS = {}: expected a whole number in [0, 65536]", value);
+                     "APAIRS_OPTION_HOST_THREADS = {}: expected a whole number in [0, {}]", value,
+                     kMaxHostThreads);
             ctx->host_threads = static_cast<int>(value);
             return;
         }
@@ -212,8 +244,9 @@ apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apairs_context_
     return guarded(__func__, [&] {
         require(plan, "plan");
         require(ctx, "ctx");
+        const apairs::PairwiseProblem pb = check_pairwise(metric, p, dtype, n1, n2, d, lda, ldb, ldd);
         auto pl = std::make_unique<apairs_plan_s>();
-        pl->pb = check_pairwise(metric, p, dtype, n1, n2, d, lda, ldb, ldd);
+        pl->pb = pb;
         pl->ctx = *ctx;
         apairs::plan_pairwise(*pl);
         *plan = pl.release();

@@ -17,8 +17,8 @@
  *   ctypes. Destroying NULL is a no-op.
  *
  * Thread safety
- * - Version, status-string and last-error functions: any thread, any time; the last
- *   error is kept per thread.
+ * - Version, status-string, last-error and apairs_cuda_device_count: any thread, any
+ *   time; the last error is kept per thread.
  * - A context may be used by several threads to create plans, but must not be
  *   changed (set_stream, set_option) or destroyed while another thread uses it.
  * - A plan is immutable once created: apairs_plan_execute and apairs_plan_describe
@@ -100,7 +100,7 @@ APAIRS_API const char *apairs_last_error(void);
 typedef struct apairs_context_s *apairs_context_t;
 
 enum apairs_backend_e {
-    APAIRS_BACKEND_AUTO = 0, /* CUDA when compiled in and a device is present, else HOST */
+    APAIRS_BACKEND_AUTO = 0, /* CUDA when compiled in and device `device` exists, else HOST */
     APAIRS_BACKEND_HOST = 1, /* OpenMP on the CPU (threads: see APAIRS_OPTION_HOST_THREADS) */
     APAIRS_BACKEND_CUDA = 2  /* an NVIDIA GPU through the CUDA runtime */
 };
@@ -110,7 +110,7 @@ enum apairs_option_e {
      * 0 (the default) means the highest occupancy the kernel can reach on the device.
      * The plan picks the smallest block that reaches the target. */
     APAIRS_OPTION_OCCUPANCY_TARGET = 1,
-    /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number >= 0. */
+    /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number in [0, 1024]. */
     APAIRS_OPTION_HOST_THREADS = 2
 };
 
@@ -133,7 +133,8 @@ APAIRS_API apairs_status_t apairs_context_destroy(apairs_context_t ctx);
 APAIRS_API apairs_status_t apairs_context_get_backend(apairs_context_t ctx, int32_t *backend);
 
 /** Set the CUDA stream (a cudaStream_t passed as void*; NULL is the legacy default
- *  stream) used by plans created afterwards. On a HOST context only NULL is accepted. */
+ *  stream) used by plans created afterwards. It must belong to the context's device
+ *  and outlive those plans. On a HOST context only NULL is accepted. */
 APAIRS_API apairs_status_t apairs_context_set_stream(apairs_context_t ctx, void *stream);
 
 /** Set an apairs_option_e option; plans created afterwards use the value. */
@@ -168,7 +169,9 @@ enum apairs_dtype_e {
  *   L2           sqrt(sum (a_k - b_k)^2)              relative error <= (d + 4) u
  *                (differences are formed directly, never as |a|^2 + |b|^2 - 2 a.b,
  *                 so small distances keep their relative accuracy)
- *   LP           (sum |a_k - b_k|^p)^(1/p), p > 0     relative error <= ((d + p + 12) / min(p, 1)) u
+ *   LP           (sum |a_k - b_k|^p)^(1/p), p > 0     relative error <= ((d + p + 12) / min(p, 1)
+ *                                                       + max_k |ln|a_k - b_k|| + |ln D|) u,
+ *                the log terms because p and 1/p are rounded to the element type;
  *                p = 1, 2 and +infinity take the L1, L2 and LINF paths.
  *   LINF         max |a_k - b_k|                      relative error <= u
  *   DOT          sum a_k b_k                          |error| <= (d + 4) u sum |a_k b_k|
@@ -204,15 +207,16 @@ enum apairs_metric_e {
  *  @param[out] plan   the new plan; unchanged on failure
  *  @param[in]  ctx    the context
  *  @param[in]  metric an apairs_metric_e value
- *  @param[in]  p      the exponent of LP: > 0, may be +infinity; ignored by the other
- *                     metrics (pass 0)
+ *  @param[in]  p      the exponent of LP: > 0 with p and 1/p normal numbers of the
+ *                     element type, or +infinity; ignored by the other metrics (pass 0)
  *  @param[in]  dtype  an apairs_dtype_e value
  *  @param[in]  n1, n2 rows of A and of B, >= 1
  *  @param[in]  d      columns of A and B, >= 1
  *  @param[in]  lda, ldb leading dimensions of A and B, >= d
  *  @param[in]  ldd    leading dimension of D, >= n2
- *  Fails with INVALID_VALUE, OVERFLOW (n1 * ldd, n1 * lda, n2 * ldb or their byte
- *  counts exceed 64 bits), UNKNOWN_ENUM or UNSUPPORTED (e.g. DOT on U8). */
+ *  Fails with NULL_POINTER, INVALID_VALUE, OVERFLOW (n1 * ldd, n1 * lda, n2 * ldb or
+ *  their byte counts exceed 64 bits), UNKNOWN_ENUM, UNSUPPORTED (e.g. DOT on U8), and on
+ *  CUDA with BACKEND_UNAVAILABLE, DEVICE or OUT_OF_MEMORY. */
 APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apairs_context_t ctx,
                                                        int32_t metric, double p, int32_t dtype,
                                                        int64_t n1, int64_t n2, int64_t d,
@@ -223,7 +227,8 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *  B may be the same array as A. D must not overlap A or B.
  *
  *  HOST backend: A, B and D are host memory; the call returns when D is written.
- *  Device memory is refused (INVALID_POINTER) when the library was built with CUDA.
+ *  When the library was built with CUDA it asks the CUDA runtime about each pointer and
+ *  refuses device memory (INVALID_POINTER); without CUDA it cannot tell.
  *
  *  CUDA backend: each of A, B, D may be device memory (cudaMalloc, managed) or host
  *  memory (pageable or pinned).
@@ -234,7 +239,9 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *    allocated for the call, and the call returns only when D is written (the stream
  *    is synchronized).
  *  Device memory must belong to the plan's device (INVALID_POINTER otherwise).
- *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. */
+ *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. A
+ *  staged call that fails has drained the stream before it returns, so no copy to or
+ *  from the caller's arrays is still running. */
 APAIRS_API apairs_status_t apairs_plan_execute(apairs_plan_t plan, const void *A, const void *B,
                                                void *D);
 

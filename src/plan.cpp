@@ -8,12 +8,6 @@ namespace apairs {
 
 namespace {
 
-#if defined(_OPENMP)
-constexpr const char *kHostName = "host+openmp";
-#else
-constexpr const char *kHostName = "host";
-#endif
-
 std::string kernel_name(const PairwiseProblem &pb) {
     std::string m = metric_name(pb.metric);
     if (pb.metric == APAIRS_METRIC_LP) m += fmt::format("(p={:g})", pb.p);
@@ -21,11 +15,14 @@ std::string kernel_name(const PairwiseProblem &pb) {
 }
 
 std::string describe_host(const apairs_plan_s &plan) {
+    const int threads = host::resolve_threads(plan.ctx.host_threads);
     return fmt::format(
-        "backend=host threads={} kernel={} tile=32x64 d'={}: each thread computes 32x64 tiles "
-        "of D, copying B's 64 rows transposed one {}-dimension slice at a time so the inner "
-        "loop vectorises across columns; slices are merged in order",
-        host::resolve_threads(plan.ctx.host_threads), kernel_name(plan.pb), kSliceDims,
+        "backend=host threads={} kernel={} tile=32x64 d'={}; why: {} threads ({}), each "
+        "computing 32x64 tiles of D whose accumulators and transposed 64-row slice of B "
+        "({} dimensions) stay in the L1/L2 caches, the inner loop vectorised across the 64 "
+        "columns without reordering any sum",
+        threads, kernel_name(plan.pb), kSliceDims, threads,
+        plan.ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default",
         kSliceDims);
 }
 
@@ -90,18 +87,6 @@ void execute(const apairs_plan_s &plan, const void *A, const void *B, void *D) {
                                     names[k]));
 #endif
     host::pairwise(plan.pb, A, B, D, plan.ctx.host_threads);
-}
-
-const char *version_string() {
-    static const std::string s = fmt::format("{}.{}.{} ({}{})", APAIRS_VERSION_MAJOR,
-                                             APAIRS_VERSION_MINOR, APAIRS_VERSION_PATCH, kHostName,
-#if APAIRS_HAVE_CUDA
-                                             ", cuda " APAIRS_CUDA_ARCHS
-#else
-                                             ""
-#endif
-    );
-    return s.c_str();
 }
 
 }  // namespace apairs

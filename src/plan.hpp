@@ -36,7 +36,4 @@ void plan_pairwise(apairs_plan_s &plan);
 
 void execute(const apairs_plan_s &plan, const void *A, const void *B, void *D);
 
-// "0.1.0 (host+openmp, cuda sm_90)"
-const char *version_string();
-
 }  // namespace apairs

@@ -42,4 +42,10 @@ void execute_pairwise(const PairwiseProblem &pb, const LaunchConfig &cfg, void *
 // The device's limits as the occupancy estimator wants them.
 DeviceLimits device_limits(int device);
 
+// On the current device: the attributes of the problem's kernel as the estimator wants
+// them, and CUDA's own count of resident blocks per SM for a block of r warps (tests
+// compare the two for every r).
+KernelAttributes kernel_attributes(const PairwiseProblem &pb);
+int cuda_blocks_per_sm(const PairwiseProblem &pb, int r);
+
 }  // namespace apairs::cuda

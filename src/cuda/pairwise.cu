@@ -100,33 +100,60 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
-// Everything the estimator needs to know about one kernel instantiation.
-template <class M>
-KernelAttributes kernel_attributes(const void *fn, int *regs) {
-    cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes");
-    *regs = fa.numRegs;
-    KernelAttributes ka;
-    ka.regs_per_thread = fa.numRegs;
-    ka.shared_per_block = static_cast<int64_t>(fa.sharedSizeBytes) +
-                          int64_t(C) * PAD * int64_t(sizeof(typename M::in_t));
-    ka.shared_per_warp = int64_t(S) * PAD * int64_t(sizeof(typename M::in_t));
-    ka.max_threads_per_block = fa.maxThreadsPerBlock;
-    return ka;
-}
-
 int64_t tile_count(const PairwiseProblem &pb, int r, int64_t *tiles_j) {
     *tiles_j = (pb.n2 + C - 1) / C;
     const int64_t rows = int64_t(r) * S;
     return (pb.n1 + rows - 1) / rows * *tiles_j;
 }
 
+// Dynamic shared memory of a block of r warps: (r*s) rows of A and c rows of B.
+int64_t dynamic_shared(int r, size_t elem) { return (int64_t(r) * S + C) * PAD * int64_t(elem); }
+static_assert((kMaxThreads / C * S + C) * PAD * 8 <= 48 * 1024,
+              "the largest block must fit the default 48 KiB of dynamic shared memory");
+
+struct Kernel {
+    const void *fn = nullptr;
+    size_t elem = 0;  // bytes per input element
+};
+
+Kernel kernel_for(const PairwiseProblem &pb) {
+    Kernel k;
+    dispatch(pb, [&](auto m) {
+        using M = decltype(m);
+        k.fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>>);
+        k.elem = sizeof(typename M::in_t);
+    });
+    return k;
+}
+
 }  // namespace
+
+KernelAttributes kernel_attributes(const PairwiseProblem &pb) {
+    const Kernel k = kernel_for(pb);
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
+    KernelAttributes ka;
+    ka.regs_per_thread = fa.numRegs;
+    ka.shared_per_block = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(0, k.elem);
+    ka.shared_per_warp = int64_t(S) * PAD * int64_t(k.elem);
+    ka.max_threads_per_block = fa.maxThreadsPerBlock;
+    return ka;
+}
+
+int cuda_blocks_per_sm(const PairwiseProblem &pb, int r) {
+    const Kernel k = kernel_for(pb);
+    int blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.fn, r * C,
+                                                        size_t(dynamic_shared(r, k.elem))),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return blocks;
+}
 
 LaunchConfig plan_pairwise(const PairwiseProblem &pb, int device, double occupancy_target) {
     require_device(device);
     DeviceScope scope(device);
     const DeviceLimits limits = device_limits(device);
+    const KernelAttributes ka = kernel_attributes(pb);
     LaunchConfig cfg;
     cfg.device = device;
     cfg.device_name = limits.name;
@@ -136,26 +163,16 @@ LaunchConfig plan_pairwise(const PairwiseProblem &pb, int device, double occupan
     cfg.c = C;
     cfg.s = S;
     cfg.ds = DS;
-    dispatch(pb, [&](auto m) {
-        using M = decltype(m);
-        const void *fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>>);
-        const KernelAttributes ka = kernel_attributes<M>(fn, &cfg.regs_per_thread);
-        try {
-            cfg.choice = choose_block_size(limits, ka, occupancy_target);
-        } catch (const std::invalid_argument &e) {
-            throw Error(APAIRS_ERROR_UNSUPPORTED,
-                        fmt::format("no launch configuration fits {}: {}", limits.name, e.what()));
-        }
-        cfg.r = cfg.choice.chosen.block_threads / C;
-        cfg.dynamic_shared = (int64_t(cfg.r) * S + C) * PAD * int64_t(sizeof(typename M::in_t));
-        if (cfg.dynamic_shared > 48 * 1024)
-            check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(cfg.dynamic_shared)),
-                  "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &cfg.cuda_blocks_per_sm, fn, cfg.r * C, static_cast<size_t>(cfg.dynamic_shared)),
-              "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    });
+    cfg.regs_per_thread = ka.regs_per_thread;
+    try {
+        cfg.choice = choose_block_size(limits, ka, occupancy_target);
+    } catch (const std::invalid_argument &e) {
+        throw Error(APAIRS_ERROR_UNSUPPORTED,
+                    fmt::format("no launch configuration fits {}: {}", limits.name, e.what()));
+    }
+    cfg.r = cfg.choice.chosen.block_threads / C;
+    cfg.dynamic_shared = dynamic_shared(cfg.r, pb.in_size());
+    cfg.cuda_blocks_per_sm = cuda_blocks_per_sm(pb, cfg.r);
     int64_t tiles_j = 0;
     cfg.grid = std::min<int64_t>(tile_count(pb, cfg.r, &tiles_j), 0x7fffffff);
     return cfg;
@@ -182,44 +199,57 @@ void execute_pairwise(const PairwiseProblem &pb, const LaunchConfig &cfg, void *
     const bool stage_a = device_or_host(A, "A"), stage_b = !alias && device_or_host(B, "B");
     const bool stage_d = device_or_host(D, "D");
 
-    // An input on the host is copied, packed (leading dimension d), into a device buffer.
-    auto stage_in = [&](const void *host, int64_t rows, int64_t ld, const char *what,
-                         std::unique_ptr<StreamBuffer> &buf) {
-        buf = std::make_unique<StreamBuffer>(size_t(rows) * pb.d * in, stream);
-        check(cudaMemcpy2DAsync(buf->get(), pb.d * in, host, ld * in, pb.d * in, rows,
-                                cudaMemcpyHostToDevice, stream), what);
-        return static_cast<const void *>(buf->get());
-    };
-    std::unique_ptr<StreamBuffer> bufA, bufB, bufD;
-    const void *a = stage_a ? stage_in(A, pb.n1, pb.lda, "copy A to the device", bufA) : A;
-    const int64_t lda = stage_a ? pb.d : pb.lda;
-    const void *b = alias ? a : stage_b ? stage_in(B, pb.n2, pb.ldb, "copy B to the device", bufB) : B;
-    const int64_t ldb = alias ? lda : stage_b ? pb.d : pb.ldb;
-    if (stage_d) bufD = std::make_unique<StreamBuffer>(size_t(pb.n1) * pb.n2 * out, stream);
-    void *dd = stage_d ? bufD->get() : D;
-    const int64_t ldd = stage_d ? pb.n2 : pb.ldd;
+    const bool staged = stage_a || stage_b || stage_d;
+    // Clear an error left by earlier work (e.g. a failed call of the caller's), so that
+    // the launch check below reports this launch.
+    cudaGetLastError();
+    try {
+        // An input on the host is copied, packed (leading dimension d), into a device buffer.
+        auto stage_in = [&](const void *host, int64_t rows, int64_t ld, const char *what,
+                             std::unique_ptr<StreamBuffer> &buf) {
+            buf = std::make_unique<StreamBuffer>(size_t(rows) * pb.d * in, stream);
+            copy_rows(buf->get(), pb.d * in, host, ld * in, pb.d * in, rows,
+                      cudaMemcpyHostToDevice, stream, what);
+            return static_cast<const void *>(buf->get());
+        };
+        std::unique_ptr<StreamBuffer> bufA, bufB, bufD;
+        const void *a = stage_a ? stage_in(A, pb.n1, pb.lda, "copy A to the device", bufA) : A;
+        const int64_t lda = stage_a ? pb.d : pb.lda;
+        const void *b = alias     ? a
+                        : stage_b ? stage_in(B, pb.n2, pb.ldb, "copy B to the device", bufB)
+                                  : B;
+        const int64_t ldb = alias ? lda : stage_b ? pb.d : pb.ldb;
+        if (stage_d) bufD = std::make_unique<StreamBuffer>(size_t(pb.n1) * pb.n2 * out, stream);
+        void *dd = stage_d ? bufD->get() : D;
+        const int64_t ldd = stage_d ? pb.n2 : pb.ldd;
 
-    int64_t tiles_j = 0;
-    const int64_t ntiles = tile_count(pb, cfg.r, &tiles_j);
-    const dim3 block(C, cfg.r), grid(static_cast<unsigned>(cfg.grid));
-    dispatch(pb, [&](auto m) {
-        using M = decltype(m);
-        using T = typename M::in_t;
-        using O = FullKernel<M>;
-        pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
-            m, static_cast<const T *>(a), lda, static_cast<const T *>(b), ldb, pb.n1, pb.n2, pb.d,
-            O{static_cast<typename M::out_t *>(dd), ldd}, tiles_j, ntiles);
-    });
-    check(cudaGetLastError(), "pairwise kernel launch");
+        int64_t tiles_j = 0;
+        const int64_t ntiles = tile_count(pb, cfg.r, &tiles_j);
+        const dim3 block(C, cfg.r), grid(static_cast<unsigned>(cfg.grid));
+        dispatch(pb, [&](auto m) {
+            using M = decltype(m);
+            using T = typename M::in_t;
+            using O = FullKernel<M>;
+            pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
+                m, static_cast<const T *>(a), lda, static_cast<const T *>(b), ldb, pb.n1, pb.n2,
+                pb.d, O{static_cast<typename M::out_t *>(dd), ldd}, tiles_j, ntiles);
+        });
+        check(cudaGetLastError(), "pairwise kernel launch");
 
-    if (stage_d)
-        check(cudaMemcpy2DAsync(D, pb.ldd * out, dd, pb.n2 * out, pb.n2 * out, pb.n1,
-                                cudaMemcpyDeviceToHost, stream), "copy D to the host");
-    if (stage_a || stage_b || stage_d) {
-        bufA.reset();
-        bufB.reset();
-        bufD.reset();
-        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        if (stage_d)
+            copy_rows(D, pb.ldd * out, dd, pb.n2 * out, pb.n2 * out, pb.n1,
+                      cudaMemcpyDeviceToHost, stream, "copy D to the host");
+        if (staged) {
+            bufA.reset();
+            bufB.reset();
+            bufD.reset();
+            check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        }
+    } catch (...) {
+        // A staged call must not return while copies from or to the caller's host arrays
+        // may still run: drain the stream before reporting the error.
+        if (staged && cudaStreamSynchronize(stream) != cudaSuccess) cudaGetLastError();
+        throw;
     }
 }
 

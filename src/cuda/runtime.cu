@@ -17,10 +17,16 @@ void check(cudaError_t err, const char *what) {
 
 DeviceScope::DeviceScope(int device) {
     check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+    if (previous_ == device) {
+        previous_ = -1;  // nothing to restore: no context is touched on the way out
+        return;
+    }
+    check(cudaSetDevice(device), "cudaSetDevice");
 }
 
-DeviceScope::~DeviceScope() { cudaSetDevice(previous_); }
+DeviceScope::~DeviceScope() {
+    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+}
 
 Memory classify(const void *ptr, int *device) {
     cudaPointerAttributes attr{};
@@ -40,7 +46,21 @@ StreamBuffer::StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) 
     check(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync (staging buffer)");
 }
 
-StreamBuffer::~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
+StreamBuffer::~StreamBuffer() {
+    if (cudaFreeAsync(ptr_, stream_) != cudaSuccess) cudaGetLastError();
+}
+
+void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
+               int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what) {
+    // Packed rows are one 1-D copy (cudaMemcpy2D refuses pitches beyond the device's
+    // maximum, about 2 GiB); padded rows need the 2-D copy.
+    if (dpitch == width && spitch == width)
+        check(cudaMemcpyAsync(dst, src, size_t(width) * size_t(rows), kind, stream), what);
+    else
+        check(cudaMemcpy2DAsync(dst, size_t(dpitch), src, size_t(spitch), size_t(width),
+                                size_t(rows), kind, stream),
+              what);
+}
 
 int device_count() {
     int n = 0;
@@ -84,7 +104,7 @@ DeviceLimits device_limits(int device) {
     l.shared_per_sm = static_cast<int64_t>(p.sharedMemPerMultiprocessor);
     l.max_shared_per_block = static_cast<int64_t>(p.sharedMemPerBlockOptin);
     l.reserved_shared_per_block = static_cast<int64_t>(p.reservedSharedMemPerBlock);
-    l.shared_alloc_unit = 128;
+    l.shared_alloc_unit = p.major >= 8 ? 128 : 256;  // cuda_occupancy.h's granularity
     return l;
 }
 

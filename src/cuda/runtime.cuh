@@ -44,4 +44,8 @@ private:
     cudaStream_t stream_;
 };
 
+// Copies `rows` rows of `width` bytes between pitched arrays, asynchronously.
+void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
+               int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what);
+
 }  // namespace apairs::cuda

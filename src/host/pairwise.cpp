@@ -8,7 +8,6 @@
 #include "host/pairwise.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <vector>
 
 #if defined(_OPENMP)
@@ -30,13 +29,25 @@ void run(const M m, const PairwiseProblem &pb, const typename M::in_t *A, const 
     using acc_t = typename M::acc_t;
     const int64_t tiles_j = (pb.n2 + TJ - 1) / TJ;
     const int64_t ntiles = (pb.n1 + TI - 1) / TI * tiles_j;
-    std::exception_ptr failure;
+
+    // Every thread's scratch is allocated here, before the parallel region: nothing
+    // inside it can throw (an exception may not leave an OpenMP region).
+    struct Scratch {
+        std::vector<acc_t> tot = std::vector<acc_t>(TI * TJ), part = std::vector<acc_t>(TJ);
+        std::vector<in_t> bt = std::vector<in_t>(DS * TJ);
+        typename O::Shared sh{};
+    };
+    std::vector<Scratch> scratch(static_cast<size_t>(threads));
 
 #pragma omp parallel num_threads(threads) if (threads != 1)
-    try {
-        std::vector<acc_t> tot(TI * TJ), part(TJ);
-        std::vector<in_t> bt(DS * TJ);
-        typename O::Shared sh;
+    {
+#if defined(_OPENMP)
+        Scratch &w = scratch[static_cast<size_t>(omp_get_thread_num())];
+#else
+        Scratch &w = scratch[0];
+#endif
+        std::vector<acc_t> &tot = w.tot;
+        std::vector<in_t> &bt = w.bt;
 #pragma omp for schedule(dynamic)
         for (int64_t t = 0; t < ntiles; ++t) {
             const int64_t i0 = t / tiles_j * TI, j0 = t % tiles_j * TJ;
@@ -49,7 +60,7 @@ void run(const M m, const PairwiseProblem &pb, const typename M::in_t *A, const 
                         bt[kk * TJ + jj] = B[(j0 + jj) * pb.ldb + k0 + kk];
                 for (int64_t ii = 0; ii < ni; ++ii) {
                     const in_t *a = A + (i0 + ii) * pb.lda + k0;
-                    acc_t *p = part.data();
+                    acc_t *p = w.part.data();
                     for (int64_t jj = 0; jj < nj; ++jj) p[jj] = m.init();
                     for (int64_t kk = 0; kk < nk; ++kk) {
                         const in_t av = a[kk];
@@ -61,17 +72,13 @@ void run(const M m, const PairwiseProblem &pb, const typename M::in_t *A, const 
                     for (int64_t jj = 0; jj < nj; ++jj) m.merge(row[jj], p[jj]);
                 }
             }
-            out.begin(sh, 0, 1);
+            out.begin(w.sh, 0, 1);
             for (int64_t ii = 0; ii < ni; ++ii)
                 for (int64_t jj = 0; jj < nj; ++jj)
-                    out.emit(sh, i0 + ii, j0 + jj, m.finish(tot[ii * TJ + jj]));
-            out.end(sh, 0, 1);
+                    out.emit(w.sh, i0 + ii, j0 + jj, m.finish(tot[ii * TJ + jj]));
+            out.end(w.sh, 0, 1);
         }
-    } catch (...) {
-#pragma omp critical(apairs_host_failure)
-        failure = std::current_exception();
     }
-    if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace

@@ -188,13 +188,18 @@ inline int32_t effective_metric(const MetricSpec &m) {
 // A NaN anywhere in a or b makes the result NaN (HAMMING: NaN != anything, itself too).
 // *in_range (if given) is false when LP's bound does not apply: some nonzero term
 // |a_k - b_k|^p underflows or overflows T (F32 with p = 5.8: |a_k - b_k| < 3.5e-7).
+// *max_log (if given; LP with finite p only, else 0) gets max_k |ln|a_k - b_k|| over the
+// k with a_k != b_k, a term of LP's bound.
 template <class T>
 long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t d, long double *scale,
-                            bool *in_range = nullptr) {
+                            bool *in_range = nullptr, long double *max_log = nullptr) {
     *scale = 0;
     if (in_range) *in_range = true;
+    if (max_log) *max_log = 0;
     bool nan = false;
     long double s = 0, aa = 0, bb = 0;
+    // LP: the smallest and largest nonzero |a_k - b_k|; max_k |ln|x_k|| is at one of them.
+    long double xmin = std::numeric_limits<long double>::infinity(), xmax = 0;
     for (int64_t k = 0; k < d; ++k) {
         const long double x = a[k], y = b[k];
         if (x != x || y != y) nan = true;
@@ -205,7 +210,12 @@ long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t
         case APAIRS_METRIC_LP:
             if (std::isinf(m.p)) s = std::max(s, fabsl(x - y));
             else {
-                const long double t = powl(fabsl(x - y), static_cast<long double>(m.p));
+                const long double ax = fabsl(x - y);
+                const long double t = powl(ax, static_cast<long double>(m.p));
+                if (ax != 0 && ax == ax) {
+                    xmin = std::min(xmin, ax);
+                    xmax = std::max(xmax, ax);
+                }
                 if (in_range && t != 0 &&
                     (t < std::numeric_limits<T>::min() || t > std::numeric_limits<T>::max()))
                     *in_range = false;
@@ -225,6 +235,7 @@ long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t
         case APAIRS_METRIC_HAMMING: s += (x != y) ? 1 : 0; break;
         }
     }
+    if (max_log && xmax > 0) *max_log = std::max(fabsl(logl(xmin)), fabsl(logl(xmax)));
     const long double qnan = std::numeric_limits<long double>::quiet_NaN();
     if (nan && m.metric != APAIRS_METRIC_HAMMING) return qnan;
     switch (m.metric) {
@@ -238,20 +249,27 @@ long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t
 // The error apairs.h allows for one entry: `bound` is the header's bound (0: exact);
 // `slack` covers the reference's own rounding in long double (64-bit significand:
 // about (d + 16) * 2^-62 of the same magnitude, a few thousandths of the bound at most).
+// LP: ((d + p + 12) / min(p, 1) + max_k |ln|x_k|| + |ln D|) u |D| with x_k = a_k - b_k,
+// the log terms because p and 1/p are rounded to T; `max_log` is max_k |ln|x_k|| over
+// the nonzero x_k (reference_entry's *max_log), |ln D| is taken from r (none for r = 0).
 struct Allowed {
     long double bound = 0, slack = 0;
 };
 
-inline Allowed allowed_error(const MetricSpec &m, int64_t d, long double u, long double r, long double scale) {
+inline Allowed allowed_error(const MetricSpec &m, int64_t d, long double u, long double r, long double scale,
+                             long double max_log = 0) {
     const long double dd = static_cast<long double>(d);
     const long double ref_eps = (dd + 16) * std::ldexp(1.0L, -62);
     switch (effective_metric(m)) {
     case APAIRS_METRIC_L1:
     case APAIRS_METRIC_L2:
     case APAIRS_METRIC_SQEUCLIDEAN: return {(dd + 4) * u * fabsl(r), ref_eps * fabsl(r)};
-    case APAIRS_METRIC_LP:
-        return {(dd + m.p + 12) / std::min(m.p, 1.0) * u * fabsl(r),
-                ref_eps * (m.p + 2) / std::min(m.p, 1.0) * fabsl(r)};
+    case APAIRS_METRIC_LP: {
+        const long double log_d = (r != 0 && std::isfinite(r)) ? fabsl(logl(fabsl(r))) : 0;
+        const long double logs = max_log + log_d;
+        return {((dd + m.p + 12) / std::min(m.p, 1.0) + logs) * u * fabsl(r),
+                (ref_eps * (m.p + 2) / std::min(m.p, 1.0) + std::ldexp(1.0L, -62) * logs) * fabsl(r)};
+    }
     case APAIRS_METRIC_LINF: return {u * fabsl(r), ref_eps * fabsl(r)};
     case APAIRS_METRIC_DOT: return {(dd + 4) * u * scale, ref_eps * scale};
     case APAIRS_METRIC_COSINE: return {(2 * dd + 8) * u, 4 * ref_eps};
@@ -285,6 +303,7 @@ struct Outcome {
     double worst = 0;        // largest error / bound over the n1 x n2 entries
     int64_t bad = 0;         // entries beyond their bound (or unwritten)
     int64_t bad_padding = 0; // padding entries of D that lost their poison
+    int64_t out_of_range = 0; // LP entries outside the bound's range: only checked to be written
 };
 
 // Checks all n1 x n2 entries of D (leading dimension ldd) against the reference, and
@@ -299,9 +318,13 @@ Outcome check_against_reference(const MetricSpec &m, const Matrix<T> &A, const M
         for (int64_t j = 0; j < n2; ++j) {
             long double scale = 0;
             bool in_range = true;
-            const long double r = reference_entry(m, A.row(i), B.row(j), d, &scale, &in_range);
-            Allowed a = allowed_error(m, d, u, r, scale);
-            if (!in_range) a.bound = std::numeric_limits<long double>::infinity();  // only "written"
+            long double max_log = 0;
+            const long double r = reference_entry(m, A.row(i), B.row(j), d, &scale, &in_range, &max_log);
+            Allowed a = allowed_error(m, d, u, r, scale, max_log);
+            if (!in_range) {
+                a.bound = std::numeric_limits<long double>::infinity();  // only "written"
+                ++out.out_of_range;
+            }
             const O v = D[size_t(i * ldd + j)];
             const Verdict vd = judge(m, v, r, a);
             out.worst = std::max(out.worst, vd.fraction);

@@ -318,7 +318,7 @@ TEST_CASE("unknown metric, dtype, backend and option values", "[errors]") {
     }
 }
 
-TEST_CASE("LP needs p > 0; other metrics ignore p", "[errors]") {
+TEST_CASE("LP needs p > 0", "[errors]") {
     Context ctx;
     for (double p : {0.0, -0.0, -1.0, kNaN, -kInf}) {
         INFO("p = " << p);
@@ -334,6 +334,56 @@ TEST_CASE("LP needs p > 0; other metrics ignore p", "[errors]") {
         g.p = p;
         CHECK(try_plan(ctx.h, g).status == APAIRS_SUCCESS);
     }
+}
+
+// apairs.h: p and 1/p must be normal numbers of the element type (or p = +infinity),
+// since the kernels raise to p and to 1/p in that type.
+TEST_CASE("LP refuses p or 1/p that is not a normal number of the element type", "[errors]") {
+    Context ctx;
+    struct Case {
+        int32_t dtype;
+        double p;
+        const char *why;
+    };
+    const Case bad[] = {
+        {APAIRS_DTYPE_F32, 1e-300, "p rounds to 0 in F32"},
+        {APAIRS_DTYPE_F32, 1e300, "p rounds to inf in F32"},
+        {APAIRS_DTYPE_F32, 1e-40, "p subnormal in F32, 1/p overflows"},
+        {APAIRS_DTYPE_F32, 1e38, "p normal, 1/p = 1e-38 subnormal in F32"},
+        {APAIRS_DTYPE_F32, 1e39, "p overflows F32"},
+        {APAIRS_DTYPE_F64, 1e-310, "p subnormal in F64, 1/p overflows"},
+        {APAIRS_DTYPE_F64, 1e-320, "p subnormal in F64"},
+        {APAIRS_DTYPE_F64, 1e308, "p normal, 1/p = 1e-308 subnormal in F64"},
+        {APAIRS_DTYPE_F64, std::numeric_limits<double>::denorm_min(), "smallest subnormal"},
+    };
+    for (const Case &c : bad) {
+        INFO("dtype " << c.dtype << ", p = " << c.p << " (" << c.why << ")");
+        Good g;
+        g.metric = APAIRS_METRIC_LP;
+        g.dtype = c.dtype;
+        g.p = c.p;
+        expect(try_plan(ctx.h, g), APAIRS_ERROR_INVALID_VALUE, kCreate, {"p"});
+    }
+    // Just inside: p and 1/p both normal.
+    const Case good[] = {
+        {APAIRS_DTYPE_F32, 1e-30, ""}, {APAIRS_DTYPE_F32, 1e30, ""},  {APAIRS_DTYPE_F32, 1e-3, ""},
+        {APAIRS_DTYPE_F64, 1e-300, ""}, {APAIRS_DTYPE_F64, 1e300, ""}, {APAIRS_DTYPE_F64, 1e-40, ""},
+        {APAIRS_DTYPE_F64, 1e38, ""},   {APAIRS_DTYPE_F32, kInf, ""},  {APAIRS_DTYPE_F64, kInf, ""},
+    };
+    for (const Case &c : good) {
+        INFO("dtype " << c.dtype << ", p = " << c.p);
+        Good g;
+        g.metric = APAIRS_METRIC_LP;
+        g.dtype = c.dtype;
+        g.p = c.p;
+        const Result r = try_plan(ctx.h, g);
+        INFO(r.message);
+        CHECK(r.status == APAIRS_SUCCESS);
+    }
+}
+
+TEST_CASE("other metrics ignore p", "[errors]") {
+    Context ctx;
     for (int32_t metric : {APAIRS_METRIC_L1, APAIRS_METRIC_L2, APAIRS_METRIC_SQEUCLIDEAN, APAIRS_METRIC_LINF,
                            APAIRS_METRIC_DOT, APAIRS_METRIC_COSINE, APAIRS_METRIC_HAMMING}) {
         for (double p : {kNaN, -1.0, 0.0}) {
@@ -386,7 +436,7 @@ TEST_CASE("context options: ranges, round trip, failures change nothing", "[erro
         APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_OCCUPANCY_TARGET, &v));
         CHECK(v == occ);
     }
-    for (double threads : {0.0, 1.0, 3.0, 64.0}) {
+    for (double threads : {0.0, 1.0, 3.0, 64.0, 1024.0}) {
         APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_HOST_THREADS, threads));
         APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_HOST_THREADS, &v));
         CHECK(v == threads);
@@ -401,7 +451,7 @@ TEST_CASE("context options: ranges, round trip, failures change nothing", "[erro
         APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_OCCUPANCY_TARGET, &v));
         CHECK(v == 0.5);
     }
-    for (double bad : {-1.0, 1.5, kNaN, kInf, 1e300}) {
+    for (double bad : {-1.0, 1.5, kNaN, kInf, 1e300, 1025.0, 65536.0}) {
         INFO("host threads " << bad);
         expect(call([&] { return apairs_context_set_option(ctx.h, APAIRS_OPTION_HOST_THREADS, bad); }),
                APAIRS_ERROR_INVALID_VALUE, "apairs_context_set_option", {"APAIRS_OPTION_HOST_THREADS"});
@@ -512,10 +562,20 @@ TEST_CASE("the last error is \"\" after a success and is kept per thread", "[err
     CHECK(status == APAIRS_ERROR_INVALID_VALUE);
     CHECK(has_word(seen_after, "device"));
     CHECK(std::string(apairs_last_error()) == ours);
-    REQUIRE(apairs_cuda_device_count(&count) == APAIRS_SUCCESS);
-    std::thread t2([&] { status = apairs_plan_destroy(nullptr); });
+    // A success in another thread resets that thread's last error, not ours.
+    REQUIRE(ours != "");
+    std::string t2_after = "unset";
+    status = APAIRS_ERROR_INTERNAL;
+    std::thread t2([&] {
+        apairs_context_t tc = kCtxSentinel;
+        apairs_context_create(&tc, 42, 0);  // a failure there first, then a success
+        status = apairs_plan_destroy(nullptr);
+        t2_after = apairs_last_error();
+    });
     t2.join();
-    CHECK(std::string(apairs_last_error()) == "");
+    CHECK(status == APAIRS_SUCCESS);
+    CHECK(t2_after == "");
+    CHECK(std::string(apairs_last_error()) == ours);
 }
 
 TEST_CASE("a plan outlives its context", "[errors]") {

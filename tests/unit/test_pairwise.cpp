@@ -80,6 +80,15 @@ void make_inputs(const Shape &s, const MetricSpec &m, Rng &rng, Matrix<T> &A, Ma
     }
 }
 
+// apairs_plan_describe's whole text.
+std::string describe(apairs_plan_t plan) {
+    int64_t len = -1;
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan, nullptr, 0, &len));
+    std::vector<char> buf(size_t(len) + 1, '#');
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan, buf.data(), len + 1, nullptr));
+    return std::string(buf.data());
+}
+
 // Every shape for one metric and type; returns the worst error fraction.
 template <class T>
 double check_all_shapes(const MetricSpec &m) {
@@ -238,6 +247,96 @@ TEMPLATE_TEST_CASE("L2 and COSINE keep their bounds at the edges of the document
     CHECK(D == T(1));
 }
 
+// apairs.h: LP's bound is ((d + p + 12) / min(p, 1) + max_k |ln|x_k|| + |ln D|) u with
+// x_k = a_k - b_k, while no nonzero term |x_k|^p overflows or falls below the smallest
+// normal number of the type. The log terms come from p and 1/p being rounded to the
+// element type, so they only show when |x_k| and D are far from 1; the random inputs of
+// the other tests lie in [-1, 1] and cannot see them. Here |x_k| spans 10^-12..10^12
+// (F32) and 10^-150..10^150 (F64), narrowed for each p and d to where every term, and
+// the sum of d of them, stays normal (values outside are skipped, and check_against_
+// reference confirms that no entry fell outside LP's range).
+TEMPLATE_TEST_CASE("LP keeps its bound when |a_k - b_k| spans many decades", "[pairwise]", float, double) {
+    using T = TestType;
+    const long double span = std::is_same<T, float>::value ? 12 : 150;
+    const long double log_min = log10l(std::numeric_limits<T>::min());
+    const long double log_max = log10l(std::numeric_limits<T>::max());
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name()
+                 << ", " << Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    const int64_t n1 = 25, n2 = 25;
+    for (double p : {1.1, 1.7, 3.2, 5.8}) {
+        const MetricSpec m = lp(p);
+        double worst = 0;
+        for (int64_t d : {1, 2, 5, 33, 70}) {
+            // A's and B's coordinates have opposite signs at each k, so that |x_k| =
+            // |a_k| + |b_k| lies in [v_lo, 2 v_hi] for magnitudes in [v_lo, v_hi]:
+            // v_lo^p >= the smallest normal, d (2 v_hi)^p <= the largest finite.
+            const long double lo = std::max(-span, log_min / p + 0.01L);
+            const long double hi = std::min(span, (log_max - log10l(d)) / p - log10l(2) - 0.01L);
+            INFO(m.name << ", d = " << d << ", magnitudes 1e" << double(lo) << "..1e" << double(hi));
+            REQUIRE(lo < hi);
+            std::vector<int> sign(static_cast<size_t>(d));
+            for (int &sg : sign) sg = std::uniform_int_distribution<int>(0, 1)(rng) ? 1 : -1;
+            std::uniform_real_distribution<long double> any(lo, hi), jitter(-0.5L, 0.5L);
+            int64_t outside = 0;  // values whose p-th power the clamp failed to keep normal
+            auto value = [&](long double e, int sg) {
+                const T v = static_cast<T>(sg * powl(10.0L, std::min(hi, std::max(lo, e))));
+                const long double t = powl(fabsl(static_cast<long double>(v)), static_cast<long double>(p));
+                if (!(t >= std::numeric_limits<T>::min() && t * d <= std::numeric_limits<T>::max())) ++outside;
+                return v;
+            };
+            // Row 0: zeros (x_k = the other row). Rows 1..12: one magnitude per row on a
+            // grid from lo to hi (A and B interleaved). Rows 13..: every coordinate its
+            // own magnitude anywhere in [lo, hi].
+            auto fill = [&](Matrix<T> &M, int side) {
+                const int64_t grid = 12;
+                std::fill(M.row(0), M.row(0) + d, T(0));
+                for (int64_t i = 1; i < M.rows; ++i) {
+                    const long double e = lo + (hi - lo) * ((i - 1) * 2 + (side > 0 ? 0 : 1)) / (2 * grid - 1);
+                    for (int64_t k = 0; k < d; ++k)
+                        M.row(i)[k] = value(i <= grid ? e + jitter(rng) : any(rng), side * sign[size_t(k)]);
+                }
+            };
+            Matrix<T> A(n1, d, d), B(n2, d, d);
+            fill(A, 1);
+            fill(B, -1);
+            REQUIRE(outside == 0);
+            const Outcome out = run_and_check(ctx.h, m, A, B, n2);
+            CHECK(out.out_of_range == 0);
+            worst = std::max(worst, out.worst);
+        }
+        print_worst(m.name + " " + Type<T>::name + " range", worst, seed);
+    }
+}
+
+// A single coordinate against 0: D = |a|, and the log terms of LP's bound are 2 |ln|a||.
+template <class T>
+double lp_single(apairs_context_t ctx, double p, T a) {
+    INFO(Type<T>::name << " p = " << p << ", A = {" << +a << "}, B = {0}");
+    const long double t = powl(fabsl(static_cast<long double>(a)), static_cast<long double>(p));
+    INFO("|a|^p = " << double(t));
+    REQUIRE(t >= std::numeric_limits<T>::min());
+    REQUIRE(t <= std::numeric_limits<T>::max());
+    Matrix<T> A(1, 1, 1), B(1, 1, 1);
+    A.row(0)[0] = a;
+    B.row(0)[0] = T(0);
+    const Outcome out = run_and_check(ctx, lp(p), A, B, 1);
+    CHECK(out.out_of_range == 0);
+    return out.worst;
+}
+
+TEST_CASE("LP keeps its bound on the review's single-coordinate cases", "[pairwise]") {
+    INFO("backend " << test::backend_name());
+    Context ctx;
+    double worst = 0;
+    worst = std::max(worst, lp_single<double>(ctx.h, 3.2, 8.4747394501723391e-95));
+    worst = std::max(worst, lp_single<double>(ctx.h, 1.1, 3.4441365152874943e-151));
+    worst = std::max(worst, lp_single<float>(ctx.h, 1.7, 1.00053285e-06f));
+    print_worst("lp review cases", worst, 0);
+}
+
 TEST_CASE("one plan executed twice on fresh inputs is right both times", "[pairwise]") {
     const uint64_t seed = fresh_seed();
     INFO("seed " << seed << ", backend " << test::backend_name());
@@ -274,13 +373,31 @@ TEST_CASE("results stay within the bounds whatever the context options", "[pairw
     Matrix<float> A(s.n1, s.d, s.d + s.pad_a), B(s.n2, s.d, s.d + s.pad_b);
     const MetricSpec m{APAIRS_METRIC_COSINE, 0, "cosine"};
     make_inputs(s, m, rng, A, B);
+    const bool cuda = std::string(test::backend_name()) == "cuda";
     for (double threads : {1.0, 3.0}) {
-        for (double occupancy : {0.0, 0.25, 1.0}) {
+        for (double occupancy : {0.0, 0.25, 0.5, 1.0}) {
             INFO("host threads " << threads << ", occupancy target " << occupancy);
             Context ctx;
             APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_HOST_THREADS, threads));
             APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_OCCUPANCY_TARGET, occupancy));
-            run_and_check(ctx.h, m, A, B, s.n2 + s.pad_d);
+            Plan plan(ctx.h, m, Type<float>::dtype, s.n1, s.n2, s.d, A.ld, B.ld, s.n2 + s.pad_d);
+            // The options took effect: the plan's description shows the one its backend uses.
+            const std::string text = describe(plan.h);
+            INFO(text);
+            if (cuda) {
+                // describe_cuda: "(target 25%)", or "(target highest reachable, NN%)" for 0.
+                const std::string want =
+                    occupancy > 0 ? "(target " + std::to_string(int(std::lround(100 * occupancy))) + "%)"
+                                  : std::string("(target highest reachable");
+                INFO("expected \"" << want << "\"");
+                CHECK(text.find(want) != std::string::npos);
+            } else {
+                // describe_host: "backend=host threads=N kernel=..."
+                const std::string want = "threads=" + std::to_string(int(threads)) + " ";
+                INFO("expected \"" << want << "\"");
+                CHECK(text.find(want) != std::string::npos);
+            }
+            execute_and_check(plan.h, m, A, B, s.n2 + s.pad_d);
         }
     }
 }
