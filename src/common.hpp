@@ -23,7 +23,7 @@ struct Error : std::runtime_error {
     Error(apairs_status_t s, const std::string &msg) : std::runtime_error(msg), status(s) {}
 };
 
-// a * b, or std::nullopt-like false when it overflows int64 (both >= 0).
+// *out = a * b; false when that overflows int64.
 inline bool mul_ok(int64_t a, int64_t b, int64_t *out) {
     return !__builtin_mul_overflow(a, b, out);
 }

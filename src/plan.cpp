@@ -16,14 +16,15 @@ std::string kernel_name(const PairwiseProblem &pb) {
 
 std::string describe_host(const apairs_plan_s &plan) {
     const int threads = host::resolve_threads(plan.ctx.host_threads);
+    const int64_t r = host::kTileRows, c = host::kTileCols;
     return fmt::format(
-        "backend=host threads={} kernel={} tile=32x64 d'={}; why: {} threads ({}), each "
-        "computing 32x64 tiles of D whose accumulators and transposed 64-row slice of B "
-        "({} dimensions) stay in the L1/L2 caches, the inner loop vectorised across the 64 "
+        "backend=host threads={} kernel={} tile={}x{} d'={}; why: {} threads ({}), each "
+        "computing {}x{} tiles of D whose accumulators and transposed {}-row slice of B "
+        "({} dimensions) stay in the L1/L2 caches, the inner loop vectorised across the {} "
         "columns without reordering any sum",
-        threads, kernel_name(plan.pb), kSliceDims, threads,
-        plan.ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default",
-        kSliceDims);
+        threads, kernel_name(plan.pb), r, c, kSliceDims, threads,
+        plan.ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default", r, c, c,
+        kSliceDims, c);
 }
 
 #if APAIRS_HAVE_CUDA

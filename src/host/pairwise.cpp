@@ -20,7 +20,7 @@
 namespace apairs::host {
 namespace {
 
-constexpr int64_t TI = 32, TJ = 64, DS = kSliceDims;
+constexpr int64_t TI = kTileRows, TJ = kTileCols, DS = kSliceDims;
 
 template <class M, class O>
 void run(const M m, const PairwiseProblem &pb, const typename M::in_t *A, const typename M::in_t *B,

@@ -5,6 +5,9 @@
 
 namespace apairs::host {
 
+// Each thread computes kTileRows x kTileCols tiles of D.
+constexpr int64_t kTileRows = 32, kTileCols = 64;
+
 // The number of threads a request resolves to (0 = OpenMP's default; 1 without OpenMP).
 int resolve_threads(int requested);
 
