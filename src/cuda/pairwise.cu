@@ -22,10 +22,26 @@ namespace apairs::cuda {
 namespace {
 
 constexpr int C = 32;          // columns of a tile = threads across a block row (a warp)
-constexpr int S = 4;           // subtiles per tile
 constexpr int DS = kSliceDims; // d': dimensions per slice
 constexpr int PAD = DS + 1;    // shared-memory row stride: conflict-free column reads
 constexpr int kMaxThreads = 512;  // r <= 16 warps; leaves the compiler up to 128 registers
+
+// s, the subtiles per tile: as many as keep the running totals and the slice's partial
+// sums (2 s accumulators) within 32 registers, at most 16. More subtiles mean a taller
+// tile, so each staged B row serves more outputs: 16 for float, 8 for double, 2 to 5
+// for cosine's three sums (tools/gpu-notes.md, run 5). LP's step is a pow, which the
+// staging does not slow down but register pressure does: it keeps s = 4.
+// The largest block (16 warps) also stays within the default 48 KiB of dynamic shared
+// memory: s * sizeof(element) <= 64.
+constexpr int subtiles(int acc_bytes, int elem_bytes) {
+    const int by_acc = acc_bytes >= 32 ? 2 : 64 / acc_bytes;
+    const int by_elem = 64 / elem_bytes;
+    return by_acc < by_elem ? (by_acc < 16 ? by_acc : 16) : (by_elem < 16 ? by_elem : 16);
+}
+template <class M>
+constexpr int kSubtiles = subtiles(int(sizeof(typename M::acc_t)), int(sizeof(typename M::in_t)));
+template <class T>
+constexpr int kSubtiles<metric::Lp<T>> = 4;
 
 template <class M, class O>
 __global__ void __launch_bounds__(kMaxThreads)
@@ -34,6 +50,7 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
                 int64_t d, const O out, int64_t tiles_j, int64_t ntiles) {
     using T = typename M::in_t;
     using acc_t = typename M::acc_t;
+    constexpr int S = kSubtiles<M>;
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ typename O::Shared osh;
 
@@ -100,20 +117,25 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
-int64_t tile_count(const PairwiseProblem &pb, int r, int64_t *tiles_j) {
+int64_t tile_count(const PairwiseProblem &pb, int r, int s, int64_t *tiles_j) {
     *tiles_j = (pb.n2 + C - 1) / C;
-    const int64_t rows = int64_t(r) * S;
+    const int64_t rows = int64_t(r) * s;
     return (pb.n1 + rows - 1) / rows * *tiles_j;
 }
 
 // Dynamic shared memory of a block of r warps: (r*s) rows of A and c rows of B.
-int64_t dynamic_shared(int r, size_t elem) { return (int64_t(r) * S + C) * PAD * int64_t(elem); }
-static_assert((kMaxThreads / C * S + C) * PAD * 8 <= 48 * 1024,
+constexpr int64_t dynamic_shared(int r, int s, size_t elem) {
+    return (int64_t(r) * s + C) * PAD * int64_t(elem);
+}
+static_assert(dynamic_shared(kMaxThreads / C, subtiles(4, 4), 4) <= 48 * 1024 &&
+                  dynamic_shared(kMaxThreads / C, subtiles(4, 8), 8) <= 48 * 1024 &&
+                  dynamic_shared(kMaxThreads / C, subtiles(4, 1), 1) <= 48 * 1024,
               "the largest block must fit the default 48 KiB of dynamic shared memory");
 
 struct Kernel {
     const void *fn = nullptr;
     size_t elem = 0;  // bytes per input element
+    int s = 0;        // subtiles per tile
 };
 
 Kernel kernel_for(const PairwiseProblem &pb) {
@@ -122,6 +144,7 @@ Kernel kernel_for(const PairwiseProblem &pb) {
         using M = decltype(m);
         k.fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>>);
         k.elem = sizeof(typename M::in_t);
+        k.s = kSubtiles<M>;
     });
     return k;
 }
@@ -134,8 +157,8 @@ KernelAttributes kernel_attributes(const PairwiseProblem &pb) {
     check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
     KernelAttributes ka;
     ka.regs_per_thread = fa.numRegs;
-    ka.shared_per_block = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(0, k.elem);
-    ka.shared_per_warp = int64_t(S) * PAD * int64_t(k.elem);
+    ka.shared_per_block = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(0, k.s, k.elem);
+    ka.shared_per_warp = int64_t(k.s) * PAD * int64_t(k.elem);
     ka.max_threads_per_block = fa.maxThreadsPerBlock;
     return ka;
 }
@@ -144,7 +167,7 @@ int cuda_blocks_per_sm(const PairwiseProblem &pb, int r) {
     const Kernel k = kernel_for(pb);
     int blocks = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.fn, r * C,
-                                                        size_t(dynamic_shared(r, k.elem))),
+                                                        size_t(dynamic_shared(r, k.s, k.elem))),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     return blocks;
 }
@@ -161,7 +184,7 @@ LaunchConfig plan_pairwise(const PairwiseProblem &pb, int device, double occupan
     cfg.cc_minor = limits.cc_minor;
     cfg.sm_count = limits.sm_count;
     cfg.c = C;
-    cfg.s = S;
+    cfg.s = kernel_for(pb).s;
     cfg.ds = DS;
     cfg.regs_per_thread = ka.regs_per_thread;
     try {
@@ -171,10 +194,10 @@ LaunchConfig plan_pairwise(const PairwiseProblem &pb, int device, double occupan
                     fmt::format("no launch configuration fits {}: {}", limits.name, e.what()));
     }
     cfg.r = cfg.choice.chosen.block_threads / C;
-    cfg.dynamic_shared = dynamic_shared(cfg.r, pb.in_size());
+    cfg.dynamic_shared = dynamic_shared(cfg.r, cfg.s, pb.in_size());
     cfg.cuda_blocks_per_sm = cuda_blocks_per_sm(pb, cfg.r);
     int64_t tiles_j = 0;
-    cfg.grid = std::min<int64_t>(tile_count(pb, cfg.r, &tiles_j), 0x7fffffff);
+    cfg.grid = std::min<int64_t>(tile_count(pb, cfg.r, cfg.s, &tiles_j), 0x7fffffff);
     return cfg;
 }
 
@@ -224,7 +247,7 @@ void execute_pairwise(const PairwiseProblem &pb, const LaunchConfig &cfg, void *
         const int64_t ldd = stage_d ? pb.n2 : pb.ldd;
 
         int64_t tiles_j = 0;
-        const int64_t ntiles = tile_count(pb, cfg.r, &tiles_j);
+        const int64_t ntiles = tile_count(pb, cfg.r, cfg.s, &tiles_j);
         const dim3 block(C, cfg.r), grid(static_cast<unsigned>(cfg.grid));
         dispatch(pb, [&](auto m) {
             using M = decltype(m);
