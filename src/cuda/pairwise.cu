@@ -34,10 +34,12 @@ constexpr int kMaxThreads = 512;  // r <= 16 warps; leaves the compiler up to 12
 // The largest block (16 warps) also stays within the default 48 KiB of dynamic shared
 // memory: s * sizeof(element) <= 64.
 constexpr int subtiles(int acc_bytes, int elem_bytes) {
-    const int by_acc = acc_bytes >= 32 ? 2 : 64 / acc_bytes;
-    const int by_elem = 64 / elem_bytes;
-    return by_acc < by_elem ? (by_acc < 16 ? by_acc : 16) : (by_elem < 16 ? by_elem : 16);
+    return std::min({16, std::max(2, 64 / acc_bytes), 64 / elem_bytes});
 }
+// The values README.md and the notes state: float / double sums, cosine float / double,
+// uint8 and double Hamming (int32 counts).
+static_assert(subtiles(4, 4) == 16 && subtiles(8, 8) == 8 && subtiles(12, 4) == 5 &&
+              subtiles(24, 8) == 2 && subtiles(4, 1) == 16 && subtiles(4, 8) == 8);
 template <class M>
 constexpr int kSubtiles = subtiles(int(sizeof(typename M::acc_t)), int(sizeof(typename M::in_t)));
 template <class T>
