@@ -176,7 +176,7 @@ enum apairs_dtype_e {
  *   LINF         max |a_k - b_k|                      relative error <= u
  *   DOT          sum a_k b_k                          |error| <= (d + 4) u sum |a_k b_k|
  *   COSINE       1 - a.b / (|a| |b|), in [0, 2]       |error| <= (2 d + 8) u;
- *                1 when a or b is all zeros.
+ *                1 when a or b is all zeros (and the other holds no NaN).
  *   HAMMING      number of k with a_k != b_k          exact; needs d < 2^31 (F32: d <= 2^24);
  *                                                     U8 writes int32_t counts
  *
@@ -189,6 +189,12 @@ enum apairs_dtype_e {
  *
  * A NaN in a row makes every distance involving that row NaN, except HAMMING, where a
  * NaN coordinate always counts as different. Subnormal numbers are not flushed.
+ * Infinite coordinates follow IEEE arithmetic in the element type: |a_k - b_k| is +inf,
+ * or NaN when a_k and b_k are the same infinity, so L1, SQEUCLIDEAN, L2, LP and LINF give
+ * +inf or NaN, and DOT gives +-inf or NaN (0 * inf is NaN). COSINE gives 1 between an
+ * all-zero row and a row holding infinities (the all-zero rule wins), and NaN between a
+ * row holding an infinity and any other row. HAMMING compares infinities as values
+ * (inf == inf, -inf != inf).
  */
 enum apairs_metric_e {
     APAIRS_METRIC_L1 = 1,

@@ -95,9 +95,14 @@ struct Cosine {
     APAIRS_HD acc_t init() const { return {T(0), T(0), T(0)}; }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s.ab += a * b; s.aa += a * a; s.bb += b * b; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s.ab += t.ab; s.aa += t.aa; s.bb += t.bb; }
+    // An all-zero vector is orthogonal to every vector without a NaN, infinite ones
+    // included: a.b is then 0 * inf = NaN, so the zero test must come first, and a NaN
+    // in the other vector shows in its squared norm (inf * inf is inf, never NaN).
+    // Otherwise an infinite coordinate makes a.b infinite or NaN, hence the result NaN.
     APAIRS_HD out_t finish(const acc_t &s) const {
-        if (s.ab != s.ab) return s.ab;                  // a NaN (or inf * 0) anywhere
-        if (s.aa == T(0) || s.bb == T(0)) return T(1);  // a zero vector: orthogonal to all
+        if (s.aa == T(0)) return s.bb != s.bb ? s.bb : T(1);
+        if (s.bb == T(0)) return s.aa != s.aa ? s.aa : T(1);
+        if (s.ab != s.ab) return s.ab;  // a NaN, or inf * 0
         T c = s.ab / (sqrtv(s.aa) * sqrtv(s.bb));
         c = c > T(1) ? T(1) : (c < T(-1) ? T(-1) : c);  // comparisons keep a NaN
         return T(1) - c;

@@ -20,10 +20,12 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "npy.hpp"
+#include "output_file.hpp"
 
 namespace {
 
@@ -56,7 +58,10 @@ Options:
                    reach (the default). The plan takes the smallest block reaching it.
   --threads N      host backend threads; 0 lets OpenMP decide (default)
   -o, --output F   where to write D (default D.npy). D is float32 or float64 like the
-                   inputs; HAMMING on uint8 writes int32 counts.
+                   inputs; HAMMING on uint8 writes int32 counts. F is written as a
+                   temporary file beside it, created before any input is read (so a
+                   bad F fails at once), then renamed over F: F holds the complete
+                   new D or, after any error, exactly what it held before.
   --n N            rows of the synthetic demo set (default 4096; no input file only)
   --d D            columns of the synthetic demo set (default 128)
   --dtype T        dtype of the synthetic demo set: float32 | float64 | uint8
@@ -72,8 +77,9 @@ time includes copying A and B to the device and D back), and a summary of D: sha
 min / max / mean (NaNs counted apart), sum and an FNV-1a 64-bit checksum of D's bytes.
 
 Exit status: 0 on success, 1 on any error: bad usage, an unreadable or unsupported
-input file, or a failing libapairs call (which prints apairs_status_string and
-apairs_last_error).
+input file, an output file that cannot be created or written (a full disk, a file-size
+limit: SIGXFSZ is ignored so that it is reported), or a failing libapairs call (which
+prints apairs_status_string and apairs_last_error).
 
 Examples:
   apairs                                   # L2 demo, writes D.npy
@@ -96,26 +102,24 @@ struct Options {
     std::vector<std::string> inputs;
 };
 
-[[noreturn]] void usage_error(const std::string &msg) {
-    fmt::print(stderr, "apairs: error: {}\nTry 'apairs --help'.\n", msg);
-    std::exit(1);
-}
+// Every error is thrown as a Failure and reported by main, which returns 1, so that
+// the destructors run on every path (the output's temporary file is removed).
+struct Failure : std::runtime_error {
+    bool usage;
+    Failure(const std::string &msg, bool is_usage) : std::runtime_error(msg), usage(is_usage) {}
+};
 
-[[noreturn]] void fail(const std::string &msg) {
-    std::fflush(stdout);
-    fmt::print(stderr, "apairs: error: {}\n", msg);
-    std::exit(1);
-}
+[[noreturn]] void usage_error(const std::string &msg) { throw Failure(msg, true); }
+
+[[noreturn]] void fail(const std::string &msg) { throw Failure(msg, false); }
 
 // Every libapairs call goes through here: on failure, the status string and the
-// library's detailed message (read before any other libapairs call), then exit 1.
+// library's detailed message (read before any other libapairs call).
 void check(apairs_status_t st, const char *call) {
     if (st == APAIRS_SUCCESS) return;
     const std::string detail = apairs_last_error();
-    std::fflush(stdout);
-    fmt::print(stderr, "apairs: error: {} failed: {} (status {}): {}\n", call, apairs_status_string(st), st,
-               detail.empty() ? "(no detail)" : detail);
-    std::exit(1);
+    fail(fmt::format("{} failed: {} (status {}): {}", call, apairs_status_string(st), st,
+                     detail.empty() ? "(no detail)" : detail));
 }
 #define CHECK_API(fn, ...) check(fn(__VA_ARGS__), #fn)
 
@@ -124,8 +128,12 @@ double parse_double(const std::string &opt, const std::string &v) {
     char *end = nullptr;
     errno = 0;
     double x = std::strtod(s, &end);
-    if (v.empty() || *end != '\0' || errno == ERANGE)
-        usage_error(fmt::format("{}: '{}' is not a number", opt, v));
+    if (v.empty() || *end != '\0') usage_error(fmt::format("{}: '{}' is not a number", opt, v));
+    if (errno == ERANGE)  // overflow to +-inf, or underflow below the smallest normal double
+        usage_error(fmt::format("{}: '{}' is out of range: the magnitude of a nonzero number must lie in "
+                                "[{:.17g}, {:.17g}]{}",
+                                opt, v, std::numeric_limits<double>::min(), std::numeric_limits<double>::max(),
+                                x > 0 && std::isinf(x) && opt == "--p" ? " (write 'inf' for an infinite p)" : ""));
     return x;
 }
 
@@ -134,9 +142,9 @@ int64_t parse_int(const std::string &opt, const std::string &v, int64_t lo, int6
     char *end = nullptr;
     errno = 0;
     long long x = std::strtoll(s, &end, 10);
-    if (v.empty() || *end != '\0' || errno == ERANGE)
-        usage_error(fmt::format("{}: '{}' is not a whole number", opt, v));
-    if (x < lo || x > hi) usage_error(fmt::format("{}: {} is out of range [{}, {}]", opt, x, lo, hi));
+    if (v.empty() || *end != '\0') usage_error(fmt::format("{}: '{}' is not a whole number", opt, v));
+    if (errno == ERANGE || x < lo || x > hi)
+        usage_error(fmt::format("{}: '{}' is out of range [{}, {}]", opt, v, lo, hi));
     return x;
 }
 
@@ -339,6 +347,16 @@ int run(const Options &o) {
     } else if (o.have_p) {
         fmt::print(stderr, "apairs: note: --p is used by --metric lp only; ignored for {}\n", o.metric);
     }
+    npy::Type synthetic_type = metric == APAIRS_METRIC_HAMMING ? npy::Type::U8 : npy::Type::F32;
+    if (o.dtype == "float32" || o.dtype == "f4") synthetic_type = npy::Type::F32;
+    else if (o.dtype == "float64" || o.dtype == "f8") synthetic_type = npy::Type::F64;
+    else if (o.dtype == "uint8" || o.dtype == "u1") synthetic_type = npy::Type::U8;
+    else if (!o.dtype.empty())
+        usage_error(fmt::format("--dtype: unknown '{}' (expected float32, float64 or uint8)", o.dtype));
+
+    // The output's temporary file, before any work: a bad -o fails now. Removed by its
+    // destructor on every error path; renamed over o.output once D is written.
+    apairs_tools::OutputFile out(o.output);
 
     if (apairs_version_number() != APAIRS_VERSION_NUMBER)
         fmt::print(stderr, "apairs: warning: built against libapairs {} but loaded {}\n", APAIRS_VERSION_NUMBER,
@@ -350,12 +368,7 @@ int run(const Options &o) {
     bool same = false;
     try {
         if (o.inputs.empty()) {
-            npy::Type t = metric == APAIRS_METRIC_HAMMING ? npy::Type::U8 : npy::Type::F32;
-            if (o.dtype == "float32" || o.dtype == "f4") t = npy::Type::F32;
-            else if (o.dtype == "float64" || o.dtype == "f8") t = npy::Type::F64;
-            else if (o.dtype == "uint8" || o.dtype == "u1") t = npy::Type::U8;
-            else if (!o.dtype.empty())
-                usage_error(fmt::format("--dtype: unknown '{}' (expected float32, float64 or uint8)", o.dtype));
+            const npy::Type t = synthetic_type;
             A = synthetic(t, o.n, o.d, o.seed);
             fmt::print("input: no file given, synthetic demo set A = B: {} x {} {} {} (seed {})\n", o.n, o.d,
                        npy::name_of(t),
@@ -437,12 +450,9 @@ int run(const Options &o) {
     fmt::print("time: plan {:.3f} ms, execute {:.3f} ms ({:.4g} T pair-dims/s{})\n", plan_ms, exec_ms, rate,
                resolved == APAIRS_BACKEND_CUDA ? "; host-resident arrays: includes host<->device copies" : "");
 
-    // Write and summarise
-    try {
-        npy::write(o.output, out_type, n1, n2, D.data());
-    } catch (const npy::Error &e) {
-        fail(e.what());
-    }
+    // Write (atomically) and summarise
+    npy::write(out, out_type, n1, n2, D.data());
+    out.commit();
     const std::size_t count = static_cast<std::size_t>(n1) * static_cast<std::size_t>(n2);
     Summary s;
     switch (out_type) {
@@ -465,9 +475,18 @@ int run(const Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    apairs_tools::ignore_sigxfsz();  // a file-size limit: write() fails with EFBIG, reported
     try {
         return run(parse_args(argc, argv));
+    } catch (const Failure &e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "apairs: error: {}\n{}", e.what(), e.usage ? "Try 'apairs --help'.\n" : "");
+    } catch (const std::bad_alloc &) {
+        std::fflush(stdout);
+        fmt::print(stderr, "apairs: error: out of host memory\n");
     } catch (const std::exception &e) {
-        fail(e.what());
+        std::fflush(stdout);
+        fmt::print(stderr, "apairs: error: {}\n", e.what());
     }
+    return 1;
 }

@@ -25,6 +25,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,6 +36,8 @@
 #if APAIRS_BENCH_CUDA
 #include <cuda_runtime.h>
 #endif
+
+#include "output_file.hpp"
 
 namespace {
 
@@ -74,7 +77,9 @@ Options:
   --threads N      set APAIRS_OPTION_HOST_THREADS on the context (host)
   --json F         also write the rows to F as peers.py does:
                    {"device": ..., "rows": [{"suite", "name", "shape", "ms", "rate",
-                   "unit"}, ...]} (rows here also carry "plan" and "check")
+                   "unit"}, ...]} (rows here also carry "plan" and "check"). F is
+                   written as a temporary file beside it, created before the first
+                   case runs, then renamed over F: complete or, on error, untouched.
   --list           list the cases and exit
   -h, --help       this text
 
@@ -493,10 +498,9 @@ std::string json_string(const std::string &s) {
     return o + "\"";
 }
 
-void write_json(const std::string &path, const std::string &device, const std::string &backend,
+void write_json(apairs_tools::OutputFile &out, const std::string &device, const std::string &backend,
                 const std::vector<Row> &rows) {
-    std::ofstream f(path);
-    if (!f) die(fmt::format("{}: cannot create", path));
+    std::ostringstream f;
     f << "{\n \"device\": " << json_string(device) << ",\n \"library\": " << json_string(apairs_version_string())
       << ",\n \"backend\": " << json_string(backend) << ",\n \"rows\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -507,8 +511,12 @@ void write_json(const std::string &path, const std::string &device, const std::s
           << ",\n   \"plan\": " << json_string(r.plan) << ",\n   \"check\": " << json_string(r.check) << "\n  }";
     }
     f << "\n ]\n}\n";
-    f.close();
-    if (!f) die(fmt::format("{}: write failed", path));
+    try {
+        out.write(f.str());
+        out.commit();
+    } catch (const apairs_tools::OutputError &e) {
+        die(e.what());
+    }
 }
 
 std::string host_cpu_name() {
@@ -525,6 +533,7 @@ std::string host_cpu_name() {
 }  // namespace
 
 int main(int argc, char **argv) {
+    apairs_tools::ignore_sigxfsz();  // a file-size limit: the --json write fails with EFBIG, reported
     std::string backend, json;
     std::vector<std::string> only;
     bool quick = false, list = false;
@@ -605,6 +614,17 @@ int main(int argc, char **argv) {
     }
     if (cases.empty()) die("no case matches --only");
 
+    // The --json file's temporary file, before any case runs: a bad path fails now. It
+    // is removed on every error path (die() and std::exit included: output_file.hpp).
+    std::unique_ptr<apairs_tools::OutputFile> json_out;
+    if (!json.empty()) {
+        try {
+            json_out = std::make_unique<apairs_tools::OutputFile>(json);
+        } catch (const apairs_tools::OutputError &e) {
+            die(e.what());
+        }
+    }
+
     apairs_context_t ctx = nullptr;
     if (apairs_status_t s = apairs_context_create(&ctx, st.cuda ? APAIRS_BACKEND_CUDA : APAIRS_BACKEND_HOST,
                                                   st.device);
@@ -656,6 +676,6 @@ int main(int argc, char **argv) {
         }
         std::fflush(stdout);
     }
-    if (!json.empty()) write_json(json, device, backend, rows);
+    if (json_out) write_json(*json_out, device, backend, rows);
     return failures ? 1 : 0;
 }

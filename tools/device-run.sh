@@ -2,10 +2,14 @@
 # Developer script for a lent GPU machine (see tools/gpu-notes.md).
 #   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped)
 #                                       and ../shared/bench/peers.py into .device/
-#   tools/device-run.sh run [--bench] [--quick]
+#   tools/device-run.sh run [--bench] [--quick] [--sanitize]
 #                                       there: gpu suite (binaries run directly: the build
-#                                       was configured by another Meson), compute-sanitizer,
-#                                       the demo, and optionally apairs_bench beside peers.py
+#                                       was configured by another Meson), the demo, and
+#                                       optionally apairs_bench beside peers.py; then
+#                                       compute-sanitizer memcheck and racecheck on the
+#                                       pairwise cases, or with --sanitize the whole gpu
+#                                       suite under memcheck, racecheck, initcheck and
+#                                       synccheck
 # Logs go to $OUT (or /tmp/apairs-device); a summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +41,7 @@ suite() {  # name, then the command
   [ $rc -eq 0 ] || tail -60 "$out/$name.log"
 }
 suite gpu-api "$b/tests/unit/test_api"
-suite gpu-core "$b/tests/unit/test_core" '[cuda]'
+suite gpu-core "$b/tests/unit/test_core" '[cuda],[faults]'
 "$b/tools/apairs" -o "$out/D.npy" >"$out/demo.log" 2>&1
 note "demo rc=$?"
 cat "$out/demo.log"
@@ -70,6 +74,19 @@ for r in ours:
 PY
 fi
 # Sanitizers last: slow, and the rest should report even if they run out of time.
-suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/unit/test_api" '[pairwise]'
-suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/unit/test_core" '[cuda]~[large]'
+if [[ " $* " == *" --sanitize "* ]]; then
+  # The eight runs at once (the machine has the cores; the GPU interleaves them), each
+  # writing its summary line to a file of its own.
+  for tool in memcheck racecheck initcheck synccheck; do
+    (suite "$tool-api" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/unit/test_api"
+     printf '%s\n' "${summary[-1]}" >"$out/$tool-api.summary") &
+    (suite "$tool-core" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/unit/test_core" '[cuda]~[large],[faults]'
+     printf '%s\n' "${summary[-1]}" >"$out/$tool-core.summary") &
+  done
+  wait
+  for f in "$out"/*.summary; do note "$(cat "$f")"; done
+else
+  suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/unit/test_api" '[pairwise]'
+  suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/unit/test_core" '[cuda]~[large]'
+fi
 printf '%s\n' "${summary[@]}"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cuda/backend.hpp"
+#include "fault.hpp"
 
 namespace apairs::cuda {
 
@@ -43,6 +44,7 @@ Memory classify(const void *ptr, int *device) {
 }
 
 StreamBuffer::StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
+    if (fault::allocation_fails()) check(cudaErrorMemoryAllocation, "cudaMallocAsync (staging buffer, injected)");
     check(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync (staging buffer)");
 }
 

@@ -80,6 +80,7 @@ program test_module
     stop 1
   end if
   print '(a)', 'ok: ' // desc
+  deallocate(desc)  ! a main program's allocatables live to the end: free it for LeakSanitizer
 
 contains
 

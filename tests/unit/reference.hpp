@@ -184,6 +184,9 @@ inline int32_t effective_metric(const MetricSpec &m) {
     return APAIRS_METRIC_LP;
 }
 
+// max that keeps a NaN (inf - inf), as the library's LINF does.
+inline long double max_nan(long double s, long double t) { return (t != t || t > s) ? t : s; }
+
 // F(a, b) in long double, one plain loop over k. *scale gets sum |a_k b_k| (DOT's bound).
 // A NaN anywhere in a or b makes the result NaN (HAMMING: NaN != anything, itself too).
 // *in_range (if given) is false when LP's bound does not apply: some nonzero term
@@ -208,7 +211,7 @@ long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t
         case APAIRS_METRIC_L2:
         case APAIRS_METRIC_SQEUCLIDEAN: s += (x - y) * (x - y); break;
         case APAIRS_METRIC_LP:
-            if (std::isinf(m.p)) s = std::max(s, fabsl(x - y));
+            if (std::isinf(m.p)) s = max_nan(s, fabsl(x - y));
             else {
                 const long double ax = fabsl(x - y);
                 const long double t = powl(ax, static_cast<long double>(m.p));
@@ -222,7 +225,7 @@ long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t
                 s += t;
             }
             break;
-        case APAIRS_METRIC_LINF: s = std::max(s, fabsl(x - y)); break;
+        case APAIRS_METRIC_LINF: s = max_nan(s, fabsl(x - y)); break;
         case APAIRS_METRIC_DOT:
             s += x * y;
             *scale += fabsl(x * y);
@@ -292,6 +295,7 @@ Verdict judge(const MetricSpec &m, O value, long double r, const Allowed &a) {
     const long double v = static_cast<long double>(value);
     if (r != r) return v != v ? Verdict{0, true} : Verdict{inf, false};
     if (v != v) return {inf, false};
+    if (std::isinf(r)) return v == r ? Verdict{0, true} : Verdict{inf, false};  // +-inf exactly
     if (m.metric == APAIRS_METRIC_COSINE && !(v >= 0 && v <= 2)) return {inf, false};
     const long double err = fabsl(v - r);
     if (err == 0) return {0, true};

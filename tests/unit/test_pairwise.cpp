@@ -203,6 +203,52 @@ TEMPLATE_TEST_CASE("COSINE: a NaN row against an all-zeros row is NaN", "[pairwi
     CHECK(is_nan(D[1 * 3 + 0]));
 }
 
+// apairs.h: infinite coordinates follow IEEE arithmetic (the reference's long double
+// arithmetic does the same), COSINE is 1 between an all-zero row and a row holding
+// infinities and NaN between such a row and any other; HAMMING compares them as values.
+TEMPLATE_TEST_CASE("infinite coordinates follow the rules of apairs.h", "[pairwise]", float, double) {
+    using T = TestType;
+    using O = typename Type<T>::out;
+    const T inf = std::numeric_limits<T>::infinity();
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    const int64_t d = 37;  // one full slice and a partial one
+    // Rows: all zeros; +inf at k = 0; -inf at k = d - 1; finite; +inf everywhere; +inf at
+    // k = 0 and -inf at k = 33 (in the second slice).
+    auto make = [&](Matrix<T> &M) {
+        fill_uniform(M, rng);
+        std::fill(M.row(0), M.row(0) + d, T(0));
+        M.row(1)[0] = inf;
+        M.row(2)[d - 1] = -inf;
+        std::fill(M.row(4), M.row(4) + d, inf);
+        M.row(5)[0] = inf;
+        M.row(5)[33] = -inf;
+    };
+    Matrix<T> A(6, d, d), B(6, d, d + 2);
+    make(A);
+    make(B);
+    for (const MetricSpec &m : float_metrics()) {
+        INFO(m.name << " " << Type<T>::name);
+        for (const bool alias : {false, true}) {
+            INFO((alias ? "B = A" : "B != A"));
+            const Matrix<T> &BB = alias ? A : B;
+            run_and_check(ctx.h, m, A, BB, 7);
+        }
+    }
+    // The issue's case spelled out: an all-zero row against a row holding inf is 1.
+    Plan plan(ctx.h, {APAIRS_METRIC_COSINE, 0, "cosine"}, Type<T>::dtype, 6, 6, d, A.ld, B.ld, 6);
+    std::vector<O> D(36, poison<O>());
+    APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A.data(), B.data(), D.data()));
+    for (int64_t j : {1, 2, 4, 5}) {
+        INFO("j = " << j);
+        CHECK(D[size_t(0 * 6 + j)] == O(1));
+        CHECK(D[size_t(j * 6 + 0)] == O(1));
+        CHECK(is_nan(D[size_t(j * 6 + 3)]));
+    }
+}
+
 // apairs.h states the L2 and COSINE bounds with no range condition (unlike LP's "while
 // no term overflows or underflows"), and COSINE is 1 only "when a or b is all zeros".
 // Coordinates around sqrt(DBL_MIN) / sqrt(DBL_MAX) (F32: FLT_*) probe that: the exact

@@ -1,0 +1,263 @@
+/*
+ * libapairs: all-pairs distances on the GPU and the host, behind a stable C ABI.
+ *
+ * Read this header top to bottom: versions, status codes and errors, contexts,
+ * all-pairs plans. Every function returns an apairs_status_t (APAIRS_SUCCESS is 0),
+ * checks all of its arguments before it touches memory, and writes nothing when it
+ * fails; the per-thread message apairs_last_error() then names the offending
+ * argument and value.
+ *
+ * Conventions
+ * - Matrices are row-major. A is n1 x d with leading dimension lda (the distance in
+ *   elements between A[i][0] and A[i+1][0]), B is n2 x d (ldb), D is n1 x n2 (ldd).
+ *   A Fortran array A(d, n) is a row-major n x d matrix with lda = d.
+ * - Sizes, leading dimensions and indices are int64_t; enumerations are passed as
+ *   int32_t so that the ABI does not depend on the compiler's enum width.
+ * - Handles are pointers to incomplete structs: type(c_ptr) in Fortran, c_void_p in
+ *   ctypes. Destroying NULL is a no-op.
+ *
+ * Thread safety
+ * - Version, status-string, last-error and apairs_cuda_device_count: any thread, any
+ *   time; the last error is kept per thread.
+ * - A context may be used by several threads to create plans, but must not be
+ *   changed (set_stream, set_option) or destroyed while another thread uses it.
+ * - A plan is immutable once created: apairs_plan_execute and apairs_plan_describe
+ *   may run concurrently on one plan from several threads. apairs_plan_destroy must
+ *   not race with any other use of that plan.
+ * - Different contexts and plans are independent.
+ */
+#ifndef APAIRS_H
+#define APAIRS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(APAIRS_BUILDING_LIBRARY)
+#define APAIRS_API __attribute__((visibility("default")))
+#else
+#define APAIRS_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The single source of the library version: meson.build reads these three lines. */
+#define APAIRS_VERSION_MAJOR 0
+#define APAIRS_VERSION_MINOR 1
+#define APAIRS_VERSION_PATCH 0
+
+#define APAIRS_VERSION_NUMBER \
+    (APAIRS_VERSION_MAJOR * 10000 + APAIRS_VERSION_MINOR * 100 + APAIRS_VERSION_PATCH)
+
+/** The version of the library actually loaded, as APAIRS_VERSION_NUMBER: compare it
+ *  with the macro to detect a header/library mismatch (dlopen users especially). */
+APAIRS_API int32_t apairs_version_number(void);
+
+/** The same as "MAJOR.MINOR.PATCH", followed by the backends compiled in,
+ *  e.g. "0.1.0 (host+openmp, cuda sm_90)". Static storage; never NULL. */
+APAIRS_API const char *apairs_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The values are pinned: a value never changes meaning once released. New codes
+ * take the next free number below 100; 100..199 are reserved for backends. */
+typedef int32_t apairs_status_t;
+enum apairs_status_e {
+    APAIRS_SUCCESS = 0,
+    APAIRS_ERROR_NULL_POINTER = 1,        /* a required pointer or handle is NULL */
+    APAIRS_ERROR_INVALID_VALUE = 2,       /* a size, leading dimension, p or option out of range */
+    APAIRS_ERROR_OVERFLOW = 3,            /* a size product does not fit in 64 bits (or in memory) */
+    APAIRS_ERROR_UNKNOWN_ENUM = 4,        /* unknown metric, dtype, backend or option */
+    APAIRS_ERROR_UNSUPPORTED = 5,         /* valid values, but a combination this build does not do */
+    APAIRS_ERROR_BACKEND_UNAVAILABLE = 6, /* backend not compiled in, or no such device */
+    APAIRS_ERROR_OUT_OF_MEMORY = 7,       /* a host or device allocation failed */
+    APAIRS_ERROR_DEVICE = 8,              /* the CUDA runtime reported an error */
+    APAIRS_ERROR_INVALID_POINTER = 9,     /* a pointer the backend cannot use (e.g. device memory on the host backend) */
+    APAIRS_ERROR_INTERNAL = 10            /* a bug in libapairs: please report it */
+};
+
+/** A short constant description of a status code ("success", "null pointer", ...).
+ *  Unknown codes give "unknown status". Never NULL. */
+APAIRS_API const char *apairs_status_string(apairs_status_t status);
+
+/** The detailed message of the last libapairs call made on this thread: which
+ *  function, which argument, which value, what was expected. Every function that
+ *  returns an apairs_status_t resets it, so it is "" after a success; the functions
+ *  returning strings or the version leave it alone. The pointer is valid until the
+ *  next status-returning call on this thread. Never NULL. */
+APAIRS_API const char *apairs_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts: which backend, which device, which stream, which options        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct apairs_context_s *apairs_context_t;
+
+enum apairs_backend_e {
+    APAIRS_BACKEND_AUTO = 0, /* CUDA when compiled in and device `device` exists, else HOST */
+    APAIRS_BACKEND_HOST = 1, /* OpenMP on the CPU (threads: see APAIRS_OPTION_HOST_THREADS) */
+    APAIRS_BACKEND_CUDA = 2  /* an NVIDIA GPU through the CUDA runtime */
+};
+
+enum apairs_option_e {
+    /* Occupancy the CUDA launch configuration aims for, as a fraction in (0, 1];
+     * 0 (the default) means the highest occupancy the kernel can reach on the device.
+     * The plan picks the smallest block that reaches the target. */
+    APAIRS_OPTION_OCCUPANCY_TARGET = 1,
+    /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number in [0, 1024]. */
+    APAIRS_OPTION_HOST_THREADS = 2
+};
+
+/** Number of CUDA devices this build can use: 0 when built without CUDA or when no
+ *  device or driver is present (that is not an error). */
+APAIRS_API apairs_status_t apairs_cuda_device_count(int32_t *count);
+
+/** Create a context.
+ *  @param[out] ctx     the new context; unchanged on failure
+ *  @param[in]  backend an apairs_backend_e value
+ *  @param[in]  device  CUDA device ordinal (>= 0) used by CUDA and by AUTO when it
+ *                      resolves to CUDA; ignored by HOST but must still be >= 0 */
+APAIRS_API apairs_status_t apairs_context_create(apairs_context_t *ctx, int32_t backend,
+                                                 int32_t device);
+
+/** Destroy a context. Plans made from it stay valid (they copy what they need). */
+APAIRS_API apairs_status_t apairs_context_destroy(apairs_context_t ctx);
+
+/** The backend the context resolved to (HOST or CUDA, never AUTO). */
+APAIRS_API apairs_status_t apairs_context_get_backend(apairs_context_t ctx, int32_t *backend);
+
+/** Set the CUDA stream (a cudaStream_t passed as void*; NULL is the legacy default
+ *  stream) used by plans created afterwards. It must belong to the context's device
+ *  and outlive those plans. On a HOST context only NULL is accepted. */
+APAIRS_API apairs_status_t apairs_context_set_stream(apairs_context_t ctx, void *stream);
+
+/** Set an apairs_option_e option; plans created afterwards use the value. */
+APAIRS_API apairs_status_t apairs_context_set_option(apairs_context_t ctx, int32_t option,
+                                                     double value);
+APAIRS_API apairs_status_t apairs_context_get_option(apairs_context_t ctx, int32_t option,
+                                                     double *value);
+
+/* ------------------------------------------------------------------------ */
+/* All-pairs plans: D[i][j] = F(A[i][:], B[j][:])                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct apairs_plan_s *apairs_plan_t;
+
+/* Element types of A and B. D has the same type, except for HAMMING on U8, whose
+ * counts are written as int32_t. */
+enum apairs_dtype_e {
+    APAIRS_DTYPE_F32 = 1, /* float  */
+    APAIRS_DTYPE_F64 = 2, /* double */
+    APAIRS_DTYPE_U8 = 3   /* uint8_t categories (e.g. 0/1/2 genotypes): HAMMING only */
+};
+
+/*
+ * Metrics and what each guarantees. u is the unit roundoff of the element type
+ * (2^-24 for F32, 2^-53 for F64); "exact" means the value computed in exact arithmetic
+ * from the given inputs. Both backends accumulate in the element type, in slices of at
+ * most 32 dimensions whose partial results are then added (the tile/slice scheme), so
+ * the bounds below hold for both, for any d, and are usually far from attained.
+ *
+ *   L1           sum |a_k - b_k|                      relative error <= (d + 4) u
+ *   SQEUCLIDEAN  sum (a_k - b_k)^2                    relative error <= (d + 4) u
+ *   L2           sqrt(sum (a_k - b_k)^2)              relative error <= (d + 4) u
+ *                (differences are formed directly, never as |a|^2 + |b|^2 - 2 a.b,
+ *                 so small distances keep their relative accuracy)
+ *   LP           (sum |a_k - b_k|^p)^(1/p), p > 0     relative error <= ((d + p + 12) / min(p, 1)
+ *                                                       + max_k |ln|a_k - b_k|| + |ln D|) u,
+ *                the log terms because p and 1/p are rounded to the element type;
+ *                p = 1, 2 and +infinity take the L1, L2 and LINF paths.
+ *   LINF         max |a_k - b_k|                      relative error <= u
+ *   DOT          sum a_k b_k                          |error| <= (d + 4) u sum |a_k b_k|
+ *   COSINE       1 - a.b / (|a| |b|), in [0, 2]       |error| <= (2 d + 8) u;
+ *                1 when a or b is all zeros.
+ *   HAMMING      number of k with a_k != b_k          exact; needs d < 2^31 (F32: d <= 2^24);
+ *                                                     U8 writes int32_t counts
+ *
+ * Range: sums are formed without scaling, so SQEUCLIDEAN, L2, DOT and COSINE keep these
+ * bounds while no square or product overflows or falls below the smallest normal number
+ * of the type: roughly, nonzero |a_k|, |b_k|, |a_k - b_k| between 2^-63 and 2^63 for F32
+ * and between 2^-511 and 2^511 for F64 (LP likewise for |a_k - b_k|^p). Outside it, L2
+ * and SQEUCLIDEAN may give inf or lose relative accuracy, and COSINE treats a vector whose
+ * squared norm underflows to 0 as all zeros. L1, LINF and HAMMING have no such limit.
+ *
+ * A NaN in a row makes every distance involving that row NaN, except HAMMING, where a
+ * NaN coordinate always counts as different. Subnormal numbers are not flushed.
+ */
+enum apairs_metric_e {
+    APAIRS_METRIC_L1 = 1,
+    APAIRS_METRIC_L2 = 2,
+    APAIRS_METRIC_SQEUCLIDEAN = 3,
+    APAIRS_METRIC_LP = 4,
+    APAIRS_METRIC_LINF = 5,
+    APAIRS_METRIC_DOT = 6,
+    APAIRS_METRIC_COSINE = 7,
+    APAIRS_METRIC_HAMMING = 8
+};
+
+/** Plan an all-pairs computation: validate the problem once and choose the launch
+ *  configuration, which the plan keeps. Takes the context's backend, device, stream
+ *  and options as they are now.
+ *  @param[out] plan   the new plan; unchanged on failure
+ *  @param[in]  ctx    the context
+ *  @param[in]  metric an apairs_metric_e value
+ *  @param[in]  p      the exponent of LP: > 0 with p and 1/p normal numbers of the
+ *                     element type, or +infinity; ignored by the other metrics (pass 0)
+ *  @param[in]  dtype  an apairs_dtype_e value
+ *  @param[in]  n1, n2 rows of A and of B, >= 1
+ *  @param[in]  d      columns of A and B, >= 1
+ *  @param[in]  lda, ldb leading dimensions of A and B, >= d
+ *  @param[in]  ldd    leading dimension of D, >= n2
+ *  Fails with NULL_POINTER, INVALID_VALUE, OVERFLOW (n1 * ldd, n1 * lda, n2 * ldb or
+ *  their byte counts exceed 64 bits), UNKNOWN_ENUM, UNSUPPORTED (e.g. DOT on U8), and on
+ *  CUDA with BACKEND_UNAVAILABLE, DEVICE or OUT_OF_MEMORY. */
+APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apairs_context_t ctx,
+                                                       int32_t metric, double p, int32_t dtype,
+                                                       int64_t n1, int64_t n2, int64_t d,
+                                                       int64_t lda, int64_t ldb, int64_t ldd);
+
+/** Execute a plan: D[i][j] = F(A[i][:], B[j][:]) for all i < n1, j < n2. Only the
+ *  n1 x n2 entries of D are written; the padding between ldd and n2 is left alone.
+ *  B may be the same array as A. D must not overlap A or B.
+ *
+ *  HOST backend: A, B and D are host memory; the call returns when D is written.
+ *  When the library was built with CUDA it asks the CUDA runtime about each pointer and
+ *  refuses device memory (INVALID_POINTER); without CUDA it cannot tell.
+ *
+ *  CUDA backend: each of A, B, D may be device memory (cudaMalloc, managed) or host
+ *  memory (pageable or pinned).
+ *  - All three in device memory: the work is queued on the plan's stream and the call
+ *    returns without waiting, like a cuBLAS call; synchronize the stream before
+ *    reading D.
+ *  - Any of them in host memory: those arrays are staged through device buffers
+ *    allocated for the call, and the call returns only when D is written (the stream
+ *    is synchronized).
+ *  Device memory must belong to the plan's device (INVALID_POINTER otherwise).
+ *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. A
+ *  staged call that fails has drained the stream before it returns, so no copy to or
+ *  from the caller's arrays is still running. */
+APAIRS_API apairs_status_t apairs_plan_execute(apairs_plan_t plan, const void *A, const void *B,
+                                               void *D);
+
+/** Describe the plan in one line: backend, device, kernel, tile parameters (r, c, s,
+ *  d'), block size, blocks per SM, occupancy, and why they were chosen.
+ *  Works like snprintf: writes at most size - 1 characters and a terminating NUL when
+ *  size >= 1 (buf may be NULL when size is 0), and sets *length (if not NULL) to the
+ *  full length without the NUL. Truncation is not an error. */
+APAIRS_API apairs_status_t apairs_plan_describe(apairs_plan_t plan, char *buf, int64_t size,
+                                                int64_t *length);
+
+/** Destroy a plan. NULL is a no-op. */
+APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* APAIRS_H */

@@ -1,0 +1,150 @@
+// Allocation failure: the n-th allocation of a call is made to fail, for every n the call
+// reaches (apairs::fault counts device allocations in the library; this program's
+// operator new counts host ones). Each failing call must return APAIRS_ERROR_OUT_OF_MEMORY
+// with a message, leave its out-arguments and D untouched, and leak nothing (checked by
+// LeakSanitizer in sanitized builds). Runs on test::backend(): host in suite unit, CUDA
+// (staging buffers included) in suite gpu.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "apairs.h"
+#include "backend.hpp"
+#include "catch.hpp"
+#include "fault.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define APAIRS_TEST_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define APAIRS_TEST_LSAN 1
+#endif
+#endif
+#if APAIRS_TEST_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
+// Every host allocation of this program asks apairs::fault whether it must fail.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"  // malloc'd by our operator new
+#endif
+void *operator new(std::size_t n) {
+    if (apairs::fault::allocation_fails()) throw std::bad_alloc();
+    if (void *p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void *operator new[](std::size_t n) { return operator new(n); }
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept {
+    if (apairs::fault::allocation_fails()) return nullptr;
+    return std::malloc(n ? n : 1);
+}
+void *operator new[](std::size_t n, const std::nothrow_t &t) noexcept { return operator new(n, t); }
+void operator delete(void *p) noexcept { std::free(p); }
+void operator delete[](void *p) noexcept { std::free(p); }
+void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+const apairs_context_t kCtxSentinel = reinterpret_cast<apairs_context_t>(uintptr_t(0xC0FFEE0));
+const apairs_plan_t kPlanSentinel = reinterpret_cast<apairs_plan_t>(uintptr_t(0xDEADBE0));
+constexpr int64_t kMaxSweep = 100000;
+
+// Runs call() with the n-th allocation failing, for n = 1, 2, ... until a run succeeds;
+// failed(status) checks each failing run. Returns the number of failing runs.
+// call() runs once first with every allocation granted: the runtimes below the library
+// (OpenMP, CUDA) initialise themselves on first use, and a failure injected into their
+// own start-up is theirs to handle (LLVM's libomp, for one, then waits forever on a lock).
+template <class Call, class Failed>
+int64_t sweep(const std::string &what, Call call, Failed failed, bool warm_up = true) {
+    if (warm_up) REQUIRE(call() == APAIRS_SUCCESS);
+    int64_t n = 1;
+    for (; n < kMaxSweep; ++n) {
+        apairs::fault::fail_nth_allocation(n);
+        const apairs_status_t st = call();
+        const int64_t counted = apairs::fault::allocations_counted();
+        apairs::fault::fail_nth_allocation(0);
+        INFO(what << ": allocation " << n << " of " << counted << " made to fail; status "
+                  << apairs_status_string(st) << ", last error \"" << apairs_last_error() << "\"");
+        if (st == APAIRS_SUCCESS) {
+            CHECK(counted < n);  // success only once every allocation went through
+            break;
+        }
+        REQUIRE(counted >= n);  // the call failed because of the injected failure, not another
+        CHECK(st == APAIRS_ERROR_OUT_OF_MEMORY);
+        CHECK(std::string(apairs_last_error()).find("memory") != std::string::npos);
+        failed();
+    }
+    REQUIRE(n < kMaxSweep);
+    std::printf("[%s] %-44s %3lld allocation failures, each reported\n", test::backend_name(), what.c_str(),
+                static_cast<long long>(n - 1));
+    return n - 1;
+}
+
+struct Problem {
+    const char *name;
+    int32_t metric;
+    double p;
+    int32_t dtype;
+};
+
+}  // namespace
+
+TEST_CASE("every allocation that fails gives OUT_OF_MEMORY, writes nothing and leaks nothing",
+          "[faults]") {
+    const int32_t backend = test::backend();
+
+    apairs_context_t ctx = kCtxSentinel;
+    REQUIRE(apairs_context_create(&ctx, backend, 0) == APAIRS_SUCCESS);  // runtimes warmed up
+    REQUIRE(apairs_context_destroy(ctx) == APAIRS_SUCCESS);
+    ctx = kCtxSentinel;
+    CHECK(sweep("apairs_context_create", [&] { return apairs_context_create(&ctx, backend, 0); },
+                [&] { CHECK(ctx == kCtxSentinel); }, false) >= 1);
+    REQUIRE(ctx != kCtxSentinel);
+    REQUIRE(apairs_context_set_option(ctx, APAIRS_OPTION_HOST_THREADS, 2) == APAIRS_SUCCESS);
+
+    const Problem problems[] = {{"l2 f64", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64},
+                                {"lp(p=3.5) f32", APAIRS_METRIC_LP, 3.5, APAIRS_DTYPE_F32},
+                                {"cosine f32", APAIRS_METRIC_COSINE, 0, APAIRS_DTYPE_F32},
+                                {"hamming u8", APAIRS_METRIC_HAMMING, 0, APAIRS_DTYPE_U8}};
+    const int64_t n1 = 37, n2 = 45, d = 70, lda = 71, ldb = 70, ldd = 47;
+    for (const Problem &pb : problems) {
+        INFO(pb.name);
+        apairs_plan_t plan = kPlanSentinel;
+        CHECK(sweep(std::string("apairs_plan_create_pairwise ") + pb.name,
+                    [&] {
+                        return apairs_plan_create_pairwise(&plan, ctx, pb.metric, pb.p, pb.dtype, n1, n2, d,
+                                                           lda, ldb, ldd);
+                    },
+                    [&] { CHECK(plan == kPlanSentinel); }, false) >= 1);
+        REQUIRE(plan != kPlanSentinel);
+
+        // Host arrays: the host backend allocates its per-thread scratch, the CUDA backend
+        // its staging buffers. D's bytes are poisoned and must stay so on failure.
+        const size_t in = pb.dtype == APAIRS_DTYPE_F64 ? 8 : pb.dtype == APAIRS_DTYPE_F32 ? 4 : 1;
+        const size_t out = pb.dtype == APAIRS_DTYPE_U8 ? 4 : in;
+        std::vector<unsigned char> A(size_t(n1 * lda) * in), B(size_t(n2 * ldb) * in);
+        for (size_t k = 0; k < A.size(); ++k) A[k] = static_cast<unsigned char>((k * 7 + 3) % 3 + 0x3c);
+        for (size_t k = 0; k < B.size(); ++k) B[k] = static_cast<unsigned char>((k * 5 + 1) % 3 + 0x3c);
+        std::vector<unsigned char> D(size_t(n1 * ldd) * out, 0xA7), poisoned = D;
+        CHECK(sweep(std::string("apairs_plan_execute ") + pb.name, [&] {
+                        D = poisoned;  // same size: no allocation
+                        return apairs_plan_execute(plan, A.data(), B.data(), D.data());
+                    },
+                    [&] { CHECK(std::memcmp(D.data(), poisoned.data(), D.size()) == 0); }) >= 1);
+        // The successful run wrote every entry (no 0xA7A7... pattern left in n1 x n2).
+        int64_t unwritten = 0;
+        for (int64_t i = 0; i < n1; ++i)
+            for (int64_t j = 0; j < n2; ++j)
+                unwritten += std::memcmp(&D[size_t(i * ldd + j) * out], poisoned.data(), out) == 0;
+        CHECK(unwritten == 0);
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+    CHECK(apairs_context_destroy(ctx) == APAIRS_SUCCESS);
+#if APAIRS_TEST_LSAN
+    CHECK(__lsan_do_recoverable_leak_check() == 0);
+#endif
+}
