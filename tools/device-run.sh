@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = pack ]; then
   rm -rf .device/build && mkdir -p .device/build
-  for f in capi/libapairs.so.0 tests/unit/test_api tests/unit/test_core tools/apairs tools/apairs_bench; do
+  for f in capi/libapairs.so.0 tests/test_api tests/test_core tools/apairs tools/apairs_bench; do
     mkdir -p ".device/build/$(dirname $f)"
     cp -L "build/$f" ".device/build/$f" && strip --strip-debug ".device/build/$f"
   done
@@ -40,8 +40,8 @@ suite() {  # name, then the command
   note "$name rc=$rc: $(grep -E 'test cases|All tests passed|ERROR SUMMARY' "$out/$name.log" | tail -1)"
   [ $rc -eq 0 ] || tail -60 "$out/$name.log"
 }
-suite gpu-api "$b/tests/unit/test_api"
-suite gpu-core "$b/tests/unit/test_core" '[cuda],[faults]'
+suite gpu-api "$b/tests/test_api"
+suite gpu-core "$b/tests/test_core" '[cuda],[faults]'
 "$b/tools/apairs" -o "$out/D.npy" >"$out/demo.log" 2>&1
 note "demo rc=$?"
 cat "$out/demo.log"
@@ -78,15 +78,15 @@ if [[ " $* " == *" --sanitize "* ]]; then
   # The eight runs at once (the machine has the cores; the GPU interleaves them), each
   # writing its summary line to a file of its own.
   for tool in memcheck racecheck initcheck synccheck; do
-    (suite "$tool-api" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/unit/test_api"
+    (suite "$tool-api" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/test_api"
      printf '%s\n' "${summary[-1]}" >"$out/$tool-api.summary") &
-    (suite "$tool-core" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/unit/test_core" '[cuda]~[large],[faults]'
+    (suite "$tool-core" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large],[faults]'
      printf '%s\n' "${summary[-1]}" >"$out/$tool-core.summary") &
   done
   wait
   for f in "$out"/*.summary; do note "$(cat "$f")"; done
 else
-  suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/unit/test_api" '[pairwise]'
-  suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/unit/test_core" '[cuda]~[large]'
+  suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/test_api" '[pairwise]'
+  suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large]'
 fi
 printf '%s\n' "${summary[@]}"

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "cuda/backend.hpp"
-#include "fault.hpp"
+#include "common/fault.hpp"
+#include "cuda/device.hpp"
 
 namespace apairs::cuda {
 

@@ -1,12 +1,12 @@
-// CUDA runtime helpers for the backend's .cu files: error translation, a scoped
-// device switch, pointer classification and stream-ordered scratch buffers.
+// CUDA runtime helpers for the .cu files of every family: error translation, a scoped
+// device switch, pointer classification, stream-ordered buffers and pitched copies.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <string>
 
-#include "common.hpp"
+#include "common/error.hpp"
 
 namespace apairs::cuda {
 

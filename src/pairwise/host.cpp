@@ -5,7 +5,7 @@
 // over TJ consecutive columns and vectorises without reordering any sum: every D[i][j]
 // is folded over k in order within a slice and slices are merged in order, the same
 // association the CUDA engine uses.
-#include "host/pairwise.hpp"
+#include "pairwise/host.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -14,16 +14,15 @@
 #include <omp.h>
 #endif
 
-#include "output.hpp"
-#include "problem.hpp"
+#include "pairwise/output.hpp"
 
-namespace apairs::host {
+namespace apairs::pairwise {
 namespace {
 
 constexpr int64_t TI = kTileRows, TJ = kTileCols, DS = kSliceDims;
 
 template <class M, class O>
-void run(const M m, const PairwiseProblem &pb, const typename M::in_t *A, const typename M::in_t *B,
+void run(const M m, const Problem &pb, const typename M::in_t *A, const typename M::in_t *B,
          const O out, int threads) {
     using in_t = typename M::in_t;
     using acc_t = typename M::acc_t;
@@ -83,17 +82,7 @@ void run(const M m, const PairwiseProblem &pb, const typename M::in_t *A, const 
 
 }  // namespace
 
-int resolve_threads(int requested) {
-#if defined(_OPENMP)
-    return requested > 0 ? requested : omp_get_max_threads();
-#else
-    (void)requested;
-    return 1;
-#endif
-}
-
-void pairwise(const PairwiseProblem &pb, const void *A, const void *B, void *D, int threads) {
-    threads = resolve_threads(threads);
+void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads) {
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
         using in_t = typename M::in_t;
@@ -103,4 +92,4 @@ void pairwise(const PairwiseProblem &pb, const void *A, const void *B, void *D, 
     });
 }
 
-}  // namespace apairs::host
+}  // namespace apairs::pairwise

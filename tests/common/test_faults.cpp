@@ -14,7 +14,7 @@
 #include "apairs.h"
 #include "backend.hpp"
 #include "catch.hpp"
-#include "fault.hpp"
+#include "common/fault.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define APAIRS_TEST_LSAN 1

@@ -20,6 +20,7 @@
 
 #include "apairs.h"
 #include "backend.hpp"
+#include "pairwise/bounds.hpp"
 #include "catch.hpp"
 
 // REQUIRE a libapairs call to succeed; on failure show the status and the message.
@@ -249,7 +250,8 @@ long double reference_entry(const MetricSpec &m, const T *a, const T *b, int64_t
     }
 }
 
-// The error apairs.h allows for one entry: `bound` is the header's bound (0: exact);
+// The error apairs.h allows for one entry: `bound` is the header's bound (0: exact),
+// from the library's own statement of it (src/pairwise/bounds.hpp);
 // `slack` covers the reference's own rounding in long double (64-bit significand:
 // about (d + 16) * 2^-62 of the same magnitude, a few thousandths of the bound at most).
 // LP: ((d + p + 12) / min(p, 1) + max_k |ln|x_k|| + |ln D|) u |D| with x_k = a_k - b_k,
@@ -261,21 +263,21 @@ struct Allowed {
 
 inline Allowed allowed_error(const MetricSpec &m, int64_t d, long double u, long double r, long double scale,
                              long double max_log = 0) {
+    const int32_t metric = effective_metric(m);
+    const long double bound = apairs::pairwise::error_bound(metric, m.p, u, d, r, scale, max_log);
     const long double dd = static_cast<long double>(d);
     const long double ref_eps = (dd + 16) * std::ldexp(1.0L, -62);
-    switch (effective_metric(m)) {
+    switch (metric) {
     case APAIRS_METRIC_L1:
     case APAIRS_METRIC_L2:
-    case APAIRS_METRIC_SQEUCLIDEAN: return {(dd + 4) * u * fabsl(r), ref_eps * fabsl(r)};
+    case APAIRS_METRIC_SQEUCLIDEAN:
+    case APAIRS_METRIC_LINF: return {bound, ref_eps * fabsl(r)};
     case APAIRS_METRIC_LP: {
-        const long double log_d = (r != 0 && std::isfinite(r)) ? fabsl(logl(fabsl(r))) : 0;
-        const long double logs = max_log + log_d;
-        return {((dd + m.p + 12) / std::min(m.p, 1.0) + logs) * u * fabsl(r),
-                (ref_eps * (m.p + 2) / std::min(m.p, 1.0) + std::ldexp(1.0L, -62) * logs) * fabsl(r)};
+        const long double logs = max_log + ((r != 0 && std::isfinite(r)) ? fabsl(logl(fabsl(r))) : 0);
+        return {bound, (ref_eps * (m.p + 2) / std::min(m.p, 1.0) + std::ldexp(1.0L, -62) * logs) * fabsl(r)};
     }
-    case APAIRS_METRIC_LINF: return {u * fabsl(r), ref_eps * fabsl(r)};
-    case APAIRS_METRIC_DOT: return {(dd + 4) * u * scale, ref_eps * scale};
-    case APAIRS_METRIC_COSINE: return {(2 * dd + 8) * u, 4 * ref_eps};
+    case APAIRS_METRIC_DOT: return {bound, ref_eps * scale};
+    case APAIRS_METRIC_COSINE: return {bound, 4 * ref_eps};
     default: return {0, 0};  // HAMMING: exact
     }
 }

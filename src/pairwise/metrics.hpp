@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "common.hpp"
+#include "common/error.hpp"
 
 namespace apairs::metric {
 
@@ -31,7 +31,6 @@ APAIRS_HD T max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
 template <class T>
 struct L1 {
     using in_t = T; using acc_t = T; using out_t = T;
-    static constexpr const char *name = "l1";
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += absv(a - b); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
@@ -41,7 +40,6 @@ struct L1 {
 template <class T>
 struct SqEuclidean {
     using in_t = T; using acc_t = T; using out_t = T;
-    static constexpr const char *name = "sqeuclidean";
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { T t = a - b; s += t * t; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
@@ -50,14 +48,12 @@ struct SqEuclidean {
 
 template <class T>
 struct L2 : SqEuclidean<T> {
-    static constexpr const char *name = "l2";
     APAIRS_HD T finish(const T &s) const { return sqrtv(s); }
 };
 
 template <class T>
 struct Lp {
     using in_t = T; using acc_t = T; using out_t = T;
-    static constexpr const char *name = "lp";
     T p, inv_p;
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += powv(absv(a - b), p); }
@@ -68,7 +64,6 @@ struct Lp {
 template <class T>
 struct LInf {
     using in_t = T; using acc_t = T; using out_t = T;
-    static constexpr const char *name = "linf";
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s = max_nan(s, absv(a - b)); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s = max_nan(s, t); }
@@ -78,7 +73,6 @@ struct LInf {
 template <class T>
 struct Dot {
     using in_t = T; using acc_t = T; using out_t = T;
-    static constexpr const char *name = "dot";
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += a * b; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
@@ -91,7 +85,6 @@ struct CosineAcc { T ab, aa, bb; };
 template <class T>
 struct Cosine {
     using in_t = T; using acc_t = CosineAcc<T>; using out_t = T;
-    static constexpr const char *name = "cosine";
     APAIRS_HD acc_t init() const { return {T(0), T(0), T(0)}; }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s.ab += a * b; s.aa += a * a; s.bb += b * b; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s.ab += t.ab; s.aa += t.aa; s.bb += t.bb; }
@@ -114,7 +107,6 @@ struct Cosine {
 template <class T, class Out>
 struct Hamming {
     using in_t = T; using acc_t = int32_t; using out_t = Out;
-    static constexpr const char *name = "hamming";
     APAIRS_HD acc_t init() const { return 0; }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += (a != b) ? 1 : 0; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }

@@ -1,21 +1,20 @@
-// A validated all-pairs problem, and the one place that maps (metric, dtype) to a
-// metric functor: both engines call dispatch() with a generic callable.
+// The all-pairs family: a validated problem, and the one place that maps (metric,
+// dtype) to a metric functor: both engines call dispatch() with a generic callable.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 
-#include "common.hpp"
-#include "metrics.hpp"
+#include "common/error.hpp"
+#include "pairwise/metrics.hpp"
 
-namespace apairs {
+namespace apairs::pairwise {
 
 // d': dimensions per slice. Both engines fold a slice into a fresh accumulator and
 // merge slices in order; the accuracy bounds in apairs.h assume this blocking.
 constexpr int kSliceDims = 32;
 
-struct PairwiseProblem {
+struct Problem {
     int32_t metric = 0;  // apairs_metric_e; LP with p = 1, 2, inf is normalised to L1, L2, LINF
     double p = 0;        // LP only
     int32_t dtype = 0;   // apairs_dtype_e of A and B
@@ -26,12 +25,18 @@ struct PairwiseProblem {
     size_t out_size() const { return dtype == APAIRS_DTYPE_U8 ? 4 : in_size(); }
 };
 
+// Validates the arguments of apairs_plan_create_pairwise as apairs.h documents them and
+// returns the normalised problem; throws Error (UNKNOWN_ENUM, INVALID_VALUE, OVERFLOW,
+// UNSUPPORTED) naming the argument and its value.
+Problem make_problem(int32_t metric, double p, int32_t dtype, int64_t n1, int64_t n2, int64_t d,
+                     int64_t lda, int64_t ldb, int64_t ldd);
+
 const char *metric_name(int32_t metric);  // "l1", ..., nullptr when unknown
 const char *dtype_name(int32_t dtype);    // "f32", "f64", "u8", nullptr when unknown
 
 // Calls f(M{...}) with the metric functor M of the problem. f must return void.
 template <class T, class F>
-void dispatch_metric(const PairwiseProblem &pb, F &&f) {
+void dispatch_metric(const Problem &pb, F &&f) {
     switch (pb.metric) {
     case APAIRS_METRIC_L1: return f(metric::L1<T>{});
     case APAIRS_METRIC_L2: return f(metric::L2<T>{});
@@ -46,7 +51,7 @@ void dispatch_metric(const PairwiseProblem &pb, F &&f) {
 }
 
 template <class F>
-void dispatch(const PairwiseProblem &pb, F &&f) {
+void dispatch(const Problem &pb, F &&f) {
     switch (pb.dtype) {
     case APAIRS_DTYPE_F32: return dispatch_metric<float>(pb, f);
     case APAIRS_DTYPE_F64: return dispatch_metric<double>(pb, f);
@@ -57,4 +62,4 @@ void dispatch(const PairwiseProblem &pb, F &&f) {
     throw Error(APAIRS_ERROR_INTERNAL, "dispatch: unhandled metric/dtype");
 }
 
-}  // namespace apairs
+}  // namespace apairs::pairwise

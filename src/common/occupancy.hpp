@@ -1,6 +1,8 @@
 // Occupancy calculation and the minimal-block-size estimator (Ha et al. 2013,
-// section E.1): start at one warp and grow a warp at a time until the
-// occupancy target is met. Plain host C++, no CUDA headers.
+// section E.1): start at one unit of work and grow a unit at a time until the
+// occupancy target is met. A kernel names its unit of growth: a warp (a tile row of
+// the all-pairs engine), a group of 2 to 32 threads (one small element per group), or
+// a whole element's block. Plain host C++, no CUDA headers; every family calls it.
 //
 // The per-SM limits follow NVIDIA's occupancy calculator
 // (cuda_occupancy.h, cudaOccMaxActiveBlocksPerMultiprocessor); occupancy.cpp
@@ -29,8 +31,9 @@ struct DeviceLimits {
 
 struct KernelAttributes {
   int regs_per_thread = 0;
-  int64_t shared_per_block = 0;   // static + fixed dynamic bytes
-  int64_t shared_per_warp = 0;    // dynamic bytes that grow with each warp of the block (a tile row staged per warp)
+  int64_t shared_fixed = 0;       // static + dynamic bytes that do not grow with the block
+  int threads_per_unit = 32;      // the unit of growth: a block holds 1, 2, ... units
+  int64_t shared_per_unit = 0;    // dynamic bytes each unit adds (e.g. a tile row per warp)
   int max_threads_per_block = 0;  // the kernel's own limit (launch bounds); 0 = device limit
 };
 
@@ -43,8 +46,8 @@ struct Occupancy {
 };
 
 // Shared memory the kernel needs for a block of block_threads threads:
-// shared_per_block + shared_per_warp * warps.
-int64_t shared_for_block(const KernelAttributes &, int block_threads, int warp_size = 32);
+// shared_fixed + shared_per_unit * units (units rounded up).
+int64_t shared_for_block(const KernelAttributes &, int block_threads);
 
 // Resident blocks and occupancy per SM for one block size (block_threads > 0,
 // else std::invalid_argument). A block that cannot launch has blocks_per_sm 0.
@@ -58,21 +61,10 @@ struct BlockChoice {
 };
 
 // target in (0,1], or 0 = the highest occupancy reachable by any block size the kernel allows.
-// Tries one warp, two warps, ... up to min(device, kernel) max threads per block and
+// Tries one unit, two units, ... up to min(device, kernel) max threads per block and
 // picks the SMALLEST block whose occupancy >= target. If the target is above what is
 // reachable, picks the smallest block reaching the maximum and says so in reason.
 // Throws std::invalid_argument if target is outside [0,1] or no block size can launch.
 BlockChoice choose_block_size(const DeviceLimits &, const KernelAttributes &, double target);
-
-// Device fixtures: published per-SM limits (CUDA C Programming Guide, compute
-// capability tables; whitepapers for SM counts) and the occupancy calculator's
-// allocation granularities.
-DeviceLimits limits_fermi_m2090();  // cc 2.0 (same SM as the Tesla C2050 of Ha et al.)
-DeviceLimits limits_kepler_k20();   // cc 3.5
-DeviceLimits limits_v100();         // cc 7.0, SXM2
-DeviceLimits limits_a100();         // cc 8.0, SXM4
-DeviceLimits limits_l40s();         // cc 8.9 (48 warps per SM)
-DeviceLimits limits_h100_sxm();     // cc 9.0
-DeviceLimits limits_h200();         // cc 9.0
 
 }  // namespace apairs

@@ -3,21 +3,27 @@
 // arithmetic is in the comments.
 #include "catch.hpp"
 
-#include "occupancy.hpp"
+#include "common/occupancy.hpp"
+#include "fixtures.hpp"
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 using namespace apairs;
+using namespace fixtures;
 
 namespace {
 
-KernelAttributes kernel(int regs, int64_t shared = 0, int64_t shared_per_warp = 0, int max_threads = 0) {
+// A kernel grown a warp at a time (the all-pairs engine's unit), unless `unit` says
+// otherwise.
+KernelAttributes kernel(int regs, int64_t shared = 0, int64_t shared_per_unit = 0, int max_threads = 0,
+                        int unit = 32) {
   KernelAttributes k;
   k.regs_per_thread = regs;
-  k.shared_per_block = shared;
-  k.shared_per_warp = shared_per_warp;
+  k.shared_fixed = shared;
+  k.threads_per_unit = unit;
+  k.shared_per_unit = shared_per_unit;
   k.max_threads_per_block = max_threads;
   return k;
 }
@@ -168,6 +174,43 @@ TEST_CASE("shared-memory-heavy kernels", "[occupancy]") {
   }
 }
 
+TEST_CASE("the estimator grows a block by the kernel's unit of work", "[occupancy]") {
+  const DeviceLimits d = limits_h100_sxm();  // 64 warps, 32 blocks, 228 KiB per SM
+  SECTION("a group of 8 threads: blocks of 8, 16, ... threads") {
+    // 16 registers: never the limit. A block of 8 to 32 threads takes one warp, and 32
+    // blocks per SM give 32 warps: 50%. 40 threads (5 units) take 2 warps: 32 blocks
+    // fill all 64 warps, 100%, the first size to reach it (occupancy counts warps; a
+    // family that wants full warps makes its unit 32 threads).
+    const KernelAttributes k = kernel(16, 0, 0, 0, 8);
+    CHECK(occupancy_for(d, k, 8).occupancy == Approx(0.5));
+    const BlockChoice c = choose_block_size(d, k, 0);
+    CHECK(c.chosen.block_threads == 40);
+    CHECK(c.chosen.occupancy == Approx(1.0));
+    // A target of 50% is met by the smallest block: one unit of 8 threads.
+    CHECK(choose_block_size(d, k, 0.5).chosen.block_threads == 8);
+    // Every block tried is a whole number of units.
+    CHECK(choose_block_size(d, k, 0.7).chosen.block_threads % 8 == 0);
+  }
+  SECTION("an element's whole block of 96 threads, with shared memory per element") {
+    // One element = 96 threads (3 warps) and 20 KiB of shared memory. Blocks of 1, 2, 3
+    // elements: 96 threads, 20480 + 1024 reserved = 21504 B (10 blocks, 30 warps,
+    // 46.9%); 192 threads, 41984 B (5 blocks, 30 warps); 288 threads, 62464 B (3
+    // blocks, 27 warps); ... 960 threads, 205824 B (1 block, 30 warps). The highest,
+    // 30/64, is first reached at 96.
+    const KernelAttributes k = kernel(32, 0, 20 * 1024, 0, 96);
+    CHECK(shared_for_block(k, 96) == 20 * 1024);
+    CHECK(shared_for_block(k, 288) == 3 * 20 * 1024);
+    const BlockChoice c = choose_block_size(d, k, 0);
+    CHECK(c.chosen.block_threads == 96);
+    CHECK(c.chosen.blocks_per_sm == 10);
+    CHECK(c.chosen.occupancy == Approx(30.0 / 64));
+    CHECK(std::string(c.chosen.limiter) == "shared memory");
+  }
+  SECTION("a unit of no threads is refused") {
+    CHECK_THROWS_AS(choose_block_size(d, kernel(32, 0, 0, 0, 0), 0), std::invalid_argument);
+  }
+}
+
 TEST_CASE("kernels that cannot launch anywhere throw", "[occupancy]") {
   CHECK_THROWS_AS(choose_block_size(limits_a100(), kernel(32, 200 * 1024), 0), std::invalid_argument);
   CHECK_THROWS_AS(choose_block_size(limits_h100_sxm(), kernel(32, 227 * 1024 + 1), 0), std::invalid_argument);
@@ -269,8 +312,8 @@ TEST_CASE("choices are whole warps, minimal, and explained", "[occupancy]") {
     for (const KernelAttributes &k : kernels)
       for (double target : {0.0, 0.25, 0.5, 0.75, 1.0}) {
         if (k.regs_per_thread > d.max_regs_per_thread) continue;
-        INFO(d.name << ", " << k.regs_per_thread << " regs, " << k.shared_per_block << " + "
-                    << k.shared_per_warp << "/warp B, target " << target);
+        INFO(d.name << ", " << k.regs_per_thread << " regs, " << k.shared_fixed << " + "
+                    << k.shared_per_unit << "/warp B, target " << target);
         const BlockChoice c = choose_block_size(d, k, target);
         const Occupancy &o = c.chosen;
         CHECK(o.block_threads > 0);

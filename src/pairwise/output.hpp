@@ -13,14 +13,13 @@
 
 #include <cstdint>
 
-#include "common.hpp"
+#include "common/error.hpp"
 
 namespace apairs::output {
 
 template <class T>
 struct FullMatrix {
     using value_t = T;
-    static constexpr const char *name = "full-matrix";
     struct Shared {};
     T *D;
     int64_t ldd;

@@ -26,7 +26,7 @@
 // Not modelled: partitioned global caching (cc 5.2/6.x only, off by default),
 // block barriers and virtual resources (kernel attributes we do not carry),
 // and the GP100 (cc 6.0) two-partition special case.
-#include "occupancy.hpp"
+#include "common/occupancy.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -55,9 +55,9 @@ std::string describe(const Occupancy &o) {
 
 }  // namespace
 
-int64_t shared_for_block(const KernelAttributes &k, int block_threads, int warp_size) {
-  const int64_t warps = (block_threads + warp_size - 1) / warp_size;
-  return k.shared_per_block + k.shared_per_warp * warps;
+int64_t shared_for_block(const KernelAttributes &k, int block_threads) {
+  const int64_t units = (block_threads + k.threads_per_unit - 1) / k.threads_per_unit;
+  return k.shared_fixed + k.shared_per_unit * units;
 }
 
 Occupancy occupancy_for(const DeviceLimits &d, const KernelAttributes &k, int block_threads) {
@@ -77,7 +77,7 @@ Occupancy occupancy_for(const DeviceLimits &d, const KernelAttributes &k, int bl
   else if (regs_per_warp > 0)
     by_regs = int(d.regs_per_sm / partitions / regs_per_warp * partitions / warps);
 
-  const int64_t shared = shared_for_block(k, block_threads, d.warp_size);
+  const int64_t shared = shared_for_block(k, block_threads);
   const int64_t allocated = round_up(shared + d.reserved_shared_per_block, d.shared_alloc_unit);
   int by_shared = by_blocks;  // a kernel without shared memory is not limited by it
   if (allocated > d.max_shared_per_block + d.reserved_shared_per_block)
@@ -107,8 +107,11 @@ BlockChoice choose_block_size(const DeviceLimits &d, const KernelAttributes &k, 
   constexpr double eps = 1e-9;
   const int max_threads = block_limit(d, k);
 
+  if (k.threads_per_unit < 1)
+    throw std::invalid_argument("choose_block_size: threads_per_unit must be positive, got " +
+                                std::to_string(k.threads_per_unit));
   Occupancy best, first_at_target;  // smallest block reaching the maximum / the target
-  for (int t = d.warp_size; t <= max_threads; t += d.warp_size) {
+  for (int t = k.threads_per_unit; t <= max_threads; t += k.threads_per_unit) {
     const Occupancy o = occupancy_for(d, k, t);
     if (o.occupancy > best.occupancy + eps) best = o;
     if (target > 0 && first_at_target.blocks_per_sm == 0 && o.occupancy >= target - eps)
@@ -116,11 +119,11 @@ BlockChoice choose_block_size(const DeviceLimits &d, const KernelAttributes &k, 
   }
   if (best.blocks_per_sm == 0)
     throw std::invalid_argument(
-        "choose_block_size: no block size of 1 to " + std::to_string(max_threads / d.warp_size) +
-        " warps can launch on " + d.name + " (kernel needs " + std::to_string(k.regs_per_thread) +
-        " registers/thread, device allows " + std::to_string(d.max_regs_per_thread) + "; " +
-        std::to_string(shared_for_block(k, d.warp_size, d.warp_size)) +
-        " bytes of shared memory at one warp, device allows " +
+        "choose_block_size: no block size of 1 to " + std::to_string(max_threads / k.threads_per_unit) +
+        " units of " + std::to_string(k.threads_per_unit) + " threads can launch on " + d.name +
+        " (kernel needs " + std::to_string(k.regs_per_thread) + " registers/thread, device allows " +
+        std::to_string(d.max_regs_per_thread) + "; " + std::to_string(shared_for_block(k, k.threads_per_unit)) +
+        " bytes of shared memory at one unit, device allows " +
         std::to_string(d.max_shared_per_block) + " per block)");
 
   BlockChoice c;
@@ -140,103 +143,6 @@ BlockChoice choose_block_size(const DeviceLimits &d, const KernelAttributes &k, 
                percent(best.occupancy) + "); smallest block reaching that: " + describe(best);
   }
   return c;
-}
-
-// Fixtures. Per-SM limits from the CUDA C Programming Guide's compute
-// capability table (max 255 registers per thread on every architecture here;
-// cuda_occupancy.h checks against 256 on cc >= 7, which no compiled kernel
-// reaches). Granularities from cuda_occupancy.h (CUDA 13: cc 3.x-7.x shared
-// 256 B, cc >= 8 128 B; 256 registers per warp; 4 sub-partitions), and for
-// Fermi, which CUDA 13 no longer covers, from the CUDA 8 header: 128 B shared,
-// 64 registers per warp, 2 sub-partitions. (That header also rounds warps of
-// 21, 22, 29, 30, 37, 38, 45 or 46 registers/thread to 128 registers on Fermi;
-// not modelled.)
-
-DeviceLimits limits_fermi_m2090() {
-  DeviceLimits d;
-  d.name = "Tesla M2090";
-  d.cc_major = 2, d.cc_minor = 0;
-  d.sm_count = 16;
-  d.max_threads_per_block = 1024, d.max_threads_per_sm = 1536, d.max_blocks_per_sm = 8;
-  d.regs_per_sm = 32768, d.max_regs_per_block = 32768, d.max_regs_per_thread = 63;
-  d.reg_alloc_unit = 64, d.warp_alloc_granularity = 2;
-  d.shared_per_sm = 48 * 1024, d.max_shared_per_block = 48 * 1024;
-  d.shared_alloc_unit = 128;
-  return d;
-}
-
-DeviceLimits limits_kepler_k20() {
-  DeviceLimits d;
-  d.name = "Tesla K20";
-  d.cc_major = 3, d.cc_minor = 5;
-  d.sm_count = 13;
-  d.max_threads_per_block = 1024, d.max_threads_per_sm = 2048, d.max_blocks_per_sm = 16;
-  d.regs_per_sm = 65536, d.max_regs_per_block = 65536, d.max_regs_per_thread = 255;
-  d.reg_alloc_unit = 256, d.warp_alloc_granularity = 4;
-  d.shared_per_sm = 48 * 1024, d.max_shared_per_block = 48 * 1024;
-  d.shared_alloc_unit = 256;
-  return d;
-}
-
-DeviceLimits limits_v100() {
-  DeviceLimits d;
-  d.name = "Tesla V100-SXM2";
-  d.cc_major = 7, d.cc_minor = 0;
-  d.sm_count = 80;
-  d.max_threads_per_block = 1024, d.max_threads_per_sm = 2048, d.max_blocks_per_sm = 32;
-  d.regs_per_sm = 65536, d.max_regs_per_block = 65536, d.max_regs_per_thread = 255;
-  d.reg_alloc_unit = 256, d.warp_alloc_granularity = 4;
-  d.shared_per_sm = 96 * 1024, d.max_shared_per_block = 96 * 1024;
-  d.shared_alloc_unit = 256;
-  return d;
-}
-
-// Ampere and Hopper: the driver reserves 1 KB per block, which is why the
-// opt-in per-block maximum is 1 KB below the per-SM carveout.
-DeviceLimits limits_a100() {
-  DeviceLimits d;
-  d.name = "A100-SXM4";
-  d.cc_major = 8, d.cc_minor = 0;
-  d.sm_count = 108;
-  d.max_threads_per_block = 1024, d.max_threads_per_sm = 2048, d.max_blocks_per_sm = 32;
-  d.regs_per_sm = 65536, d.max_regs_per_block = 65536, d.max_regs_per_thread = 255;
-  d.reg_alloc_unit = 256, d.warp_alloc_granularity = 4;
-  d.shared_per_sm = 164 * 1024, d.max_shared_per_block = 163 * 1024, d.reserved_shared_per_block = 1024;
-  d.shared_alloc_unit = 128;
-  return d;
-}
-
-DeviceLimits limits_l40s() {
-  DeviceLimits d;
-  d.name = "L40S";
-  d.cc_major = 8, d.cc_minor = 9;
-  d.sm_count = 142;
-  d.max_threads_per_block = 1024, d.max_threads_per_sm = 1536, d.max_blocks_per_sm = 24;
-  d.regs_per_sm = 65536, d.max_regs_per_block = 65536, d.max_regs_per_thread = 255;
-  d.reg_alloc_unit = 256, d.warp_alloc_granularity = 4;
-  d.shared_per_sm = 100 * 1024, d.max_shared_per_block = 99 * 1024, d.reserved_shared_per_block = 1024;
-  d.shared_alloc_unit = 128;
-  return d;
-}
-
-DeviceLimits limits_h100_sxm() {
-  DeviceLimits d;
-  d.name = "H100 SXM5";
-  d.cc_major = 9, d.cc_minor = 0;
-  d.sm_count = 132;
-  d.max_threads_per_block = 1024, d.max_threads_per_sm = 2048, d.max_blocks_per_sm = 32;
-  d.regs_per_sm = 65536, d.max_regs_per_block = 65536, d.max_regs_per_thread = 255;
-  d.reg_alloc_unit = 256, d.warp_alloc_granularity = 4;
-  d.shared_per_sm = 228 * 1024, d.max_shared_per_block = 227 * 1024, d.reserved_shared_per_block = 1024;
-  d.shared_alloc_unit = 128;
-  return d;
-}
-
-// Same GH100 SM and SM count as the H100 SXM; only the memory differs.
-DeviceLimits limits_h200() {
-  DeviceLimits d = limits_h100_sxm();
-  d.name = "H200";
-  return d;
 }
 
 }  // namespace apairs

@@ -10,8 +10,9 @@
 
 #include "apairs.h"
 #include "catch.hpp"
-#include "cuda/backend.hpp"
-#include "occupancy.hpp"
+#include "common/occupancy.hpp"
+#include "cuda/device.hpp"
+#include "pairwise/cuda.hpp"
 
 namespace {
 
@@ -40,16 +41,16 @@ TEST_CASE("estimator agrees with the CUDA occupancy API for every kernel and blo
     for (int dtype : {APAIRS_DTYPE_F32, APAIRS_DTYPE_F64, APAIRS_DTYPE_U8}) {
         for (int metric : metrics) {
             if (dtype == APAIRS_DTYPE_U8 && metric != APAIRS_METRIC_HAMMING) continue;
-            apairs::PairwiseProblem pb{metric, 3.0, dtype, 1000, 1000, 100, 100, 100, 1000};
-            const apairs::KernelAttributes ka = apairs::cuda::kernel_attributes(pb);
+            const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(metric, 3.0, dtype, 1000, 1000, 100, 100, 100, 1000);
+            const apairs::KernelAttributes ka = apairs::pairwise::kernel_attributes(pb);
             // Every block size the plan may pick, not only the one it picked.
             for (int r = 1; r * 32 <= ka.max_threads_per_block; ++r) {
                 CAPTURE(metric, dtype, r, ka.regs_per_thread);
                 CHECK(apairs::occupancy_for(limits, ka, 32 * r).blocks_per_sm ==
-                      apairs::cuda::cuda_blocks_per_sm(pb, r));
+                      apairs::pairwise::cuda_blocks_per_sm(pb, r));
             }
             for (double target : {0.0, 0.25, 0.5, 1.0}) {
-                const apairs::cuda::LaunchConfig c = apairs::cuda::plan_pairwise(pb, 0, target);
+                const apairs::pairwise::CudaConfig c = apairs::pairwise::plan_cuda(pb, 0, target);
                 CAPTURE(metric, dtype, target, c.r, c.choice.reason);
                 CHECK(c.choice.chosen.blocks_per_sm == c.cuda_blocks_per_sm);
                 CHECK(c.choice.chosen.block_threads == c.r * c.c);
@@ -70,11 +71,11 @@ TEST_CASE("a grid smaller than the tile count strides over the tiles", "[cuda]")
     std::vector<double> A(n1 * d), B(n2 * d), D(n1 * n2, std::nan("")), ref(n1 * n2);
     for (auto &x : A) x = u(rng);
     for (auto &x : B) x = u(rng);
-    apairs::PairwiseProblem pb{APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F64, n1, n2, d, d, d, n2};
-    apairs::cuda::LaunchConfig cfg = apairs::cuda::plan_pairwise(pb, 0, 0);
+    const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F64, n1, n2, d, d, d, n2);
+    apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
     REQUIRE(cfg.grid > 7);
     cfg.grid = 7;
-    apairs::cuda::execute_pairwise(pb, cfg, nullptr, A.data(), B.data(), D.data());
+    apairs::pairwise::execute_cuda(pb, cfg, nullptr, A.data(), B.data(), D.data());
     for (int64_t i = 0; i < n1; ++i)
         for (int64_t j = 0; j < n2; ++j) {
             long double s = 0;

@@ -14,11 +14,14 @@
 #include <stdexcept>
 #include <fmt/format.h>
 
-#include "cuda/backend.hpp"
+#include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
-#include "output.hpp"
+#include "cuda/staging.cuh"
+#include "pairwise/cuda.hpp"
+#include "pairwise/output.hpp"
 
-namespace apairs::cuda {
+namespace apairs::pairwise {
+using namespace apairs::cuda;
 namespace {
 
 constexpr int C = 32;          // columns of a tile = threads across a block row (a warp)
@@ -119,7 +122,7 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
-int64_t tile_count(const PairwiseProblem &pb, int r, int s, int64_t *tiles_j) {
+int64_t tile_count(const Problem &pb, int r, int s, int64_t *tiles_j) {
     *tiles_j = (pb.n2 + C - 1) / C;
     const int64_t rows = int64_t(r) * s;
     return (pb.n1 + rows - 1) / rows * *tiles_j;
@@ -140,7 +143,7 @@ struct Kernel {
     int s = 0;        // subtiles per tile
 };
 
-Kernel kernel_for(const PairwiseProblem &pb) {
+Kernel kernel_for(const Problem &pb) {
     Kernel k;
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
@@ -153,19 +156,21 @@ Kernel kernel_for(const PairwiseProblem &pb) {
 
 }  // namespace
 
-KernelAttributes kernel_attributes(const PairwiseProblem &pb) {
+KernelAttributes kernel_attributes(const Problem &pb) {
     const Kernel k = kernel_for(pb);
     cudaFuncAttributes fa{};
     check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
     KernelAttributes ka;
     ka.regs_per_thread = fa.numRegs;
-    ka.shared_per_block = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(0, k.s, k.elem);
-    ka.shared_per_warp = int64_t(k.s) * PAD * int64_t(k.elem);
+    // The unit of growth is a warp: one more row of threads, and s more rows of A staged.
+    ka.shared_fixed = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(0, k.s, k.elem);
+    ka.threads_per_unit = C;
+    ka.shared_per_unit = int64_t(k.s) * PAD * int64_t(k.elem);
     ka.max_threads_per_block = fa.maxThreadsPerBlock;
     return ka;
 }
 
-int cuda_blocks_per_sm(const PairwiseProblem &pb, int r) {
+int cuda_blocks_per_sm(const Problem &pb, int r) {
     const Kernel k = kernel_for(pb);
     int blocks = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.fn, r * C,
@@ -174,12 +179,12 @@ int cuda_blocks_per_sm(const PairwiseProblem &pb, int r) {
     return blocks;
 }
 
-LaunchConfig plan_pairwise(const PairwiseProblem &pb, int device, double occupancy_target) {
+CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     require_device(device);
     DeviceScope scope(device);
     const DeviceLimits limits = device_limits(device);
     const KernelAttributes ka = kernel_attributes(pb);
-    LaunchConfig cfg;
+    CudaConfig cfg;
     cfg.device = device;
     cfg.device_name = limits.name;
     cfg.cc_major = limits.cc_major;
@@ -203,79 +208,34 @@ LaunchConfig plan_pairwise(const PairwiseProblem &pb, int device, double occupan
     return cfg;
 }
 
-void execute_pairwise(const PairwiseProblem &pb, const LaunchConfig &cfg, void *stream_ptr,
-                      const void *A, const void *B, void *D) {
+void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, const void *A, const void *B,
+                  void *D) {
     DeviceScope scope(cfg.device);
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-    const size_t in = pb.in_size(), out = pb.out_size();
+    const int64_t in = int64_t(pb.in_size()), out = int64_t(pb.out_size());
 
-    // Device-resident arrays are used in place; host arrays are staged, packed.
-    auto device_or_host = [&](const void *p, const char *name) {
-        int dev = -1;
-        const Memory kind = classify(p, &dev);
-        if (kind == Memory::Device && dev != cfg.device)
-            throw Error(APAIRS_ERROR_INVALID_POINTER,
-                        fmt::format("{} is memory of device {}, but the plan is on device {}", name,
-                                    dev, cfg.device));
-        return kind == Memory::Host;
-    };
-    // B is A: one array, staged once (same rows, same leading dimension).
-    const bool alias = B == A && pb.ldb == pb.lda && pb.n2 == pb.n1;
-    const bool stage_a = device_or_host(A, "A"), stage_b = !alias && device_or_host(B, "B");
-    const bool stage_d = device_or_host(D, "D");
+    // Device-resident arrays are used in place; host arrays are staged, packed. B = A
+    // (same rows, same leading dimension) is staged once.
+    Staging st(cfg.device, stream);
+    const int a_slot = st.in(A, pb.n1, pb.d * in, pb.lda * in, "A");
+    const int b_slot = st.in(B, pb.n2, pb.d * in, pb.ldb * in, "B");
+    const int d_slot = st.out(D, pb.n1, pb.n2 * out, pb.ldd * out, "D");
+    st.stage();
+    const Staging::View a = st.view(a_slot), b = st.view(b_slot), dd = st.view(d_slot);
 
-    const bool staged = stage_a || stage_b || stage_d;
-    // Clear an error left by earlier work (e.g. a failed call of the caller's), so that
-    // the launch check below reports this launch.
-    cudaGetLastError();
-    try {
-        // An input on the host is copied, packed (leading dimension d), into a device buffer.
-        auto stage_in = [&](const void *host, int64_t rows, int64_t ld, const char *what,
-                             std::unique_ptr<StreamBuffer> &buf) {
-            buf = std::make_unique<StreamBuffer>(size_t(rows) * pb.d * in, stream);
-            copy_rows(buf->get(), pb.d * in, host, ld * in, pb.d * in, rows,
-                      cudaMemcpyHostToDevice, stream, what);
-            return static_cast<const void *>(buf->get());
-        };
-        std::unique_ptr<StreamBuffer> bufA, bufB, bufD;
-        const void *a = stage_a ? stage_in(A, pb.n1, pb.lda, "copy A to the device", bufA) : A;
-        const int64_t lda = stage_a ? pb.d : pb.lda;
-        const void *b = alias     ? a
-                        : stage_b ? stage_in(B, pb.n2, pb.ldb, "copy B to the device", bufB)
-                                  : B;
-        const int64_t ldb = alias ? lda : stage_b ? pb.d : pb.ldb;
-        if (stage_d) bufD = std::make_unique<StreamBuffer>(size_t(pb.n1) * pb.n2 * out, stream);
-        void *dd = stage_d ? bufD->get() : D;
-        const int64_t ldd = stage_d ? pb.n2 : pb.ldd;
-
-        int64_t tiles_j = 0;
-        const int64_t ntiles = tile_count(pb, cfg.r, cfg.s, &tiles_j);
-        const dim3 block(C, cfg.r), grid(static_cast<unsigned>(cfg.grid));
-        dispatch(pb, [&](auto m) {
-            using M = decltype(m);
-            using T = typename M::in_t;
-            using O = FullKernel<M>;
-            pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
-                m, static_cast<const T *>(a), lda, static_cast<const T *>(b), ldb, pb.n1, pb.n2,
-                pb.d, O{static_cast<typename M::out_t *>(dd), ldd}, tiles_j, ntiles);
-        });
-        check(cudaGetLastError(), "pairwise kernel launch");
-
-        if (stage_d)
-            copy_rows(D, pb.ldd * out, dd, pb.n2 * out, pb.n2 * out, pb.n1,
-                      cudaMemcpyDeviceToHost, stream, "copy D to the host");
-        if (staged) {
-            bufA.reset();
-            bufB.reset();
-            bufD.reset();
-            check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        }
-    } catch (...) {
-        // A staged call must not return while copies from or to the caller's host arrays
-        // may still run: drain the stream before reporting the error.
-        if (staged && cudaStreamSynchronize(stream) != cudaSuccess) cudaGetLastError();
-        throw;
-    }
+    int64_t tiles_j = 0;
+    const int64_t ntiles = tile_count(pb, cfg.r, cfg.s, &tiles_j);
+    const dim3 block(C, cfg.r), grid(static_cast<unsigned>(cfg.grid));
+    dispatch(pb, [&](auto m) {
+        using M = decltype(m);
+        using T = typename M::in_t;
+        using O = FullKernel<M>;
+        pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
+            m, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in, pb.n1,
+            pb.n2, pb.d, O{static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out}, tiles_j, ntiles);
+    });
+    check(cudaGetLastError(), "pairwise kernel launch");
+    st.finish();
 }
 
-}  // namespace apairs::cuda
+}  // namespace apairs::pairwise

@@ -1,0 +1,28 @@
+// Contexts: the object behind apairs_context_t, shared by every family. A plan copies
+// its context when it is created, so it outlives it.
+#pragma once
+
+#include <cstdint>
+
+#include "common/error.hpp"
+
+struct apairs_context_s {
+    int32_t backend = APAIRS_BACKEND_HOST;  // resolved: HOST or CUDA
+    int32_t device = 0;
+    void *stream = nullptr;
+    double occupancy_target = 0;  // 0 = highest reachable
+    int host_threads = 0;         // 0 = OpenMP default
+};
+
+namespace apairs {
+
+// A context for `backend` (an apairs_backend_e value) on `device`: AUTO becomes CUDA
+// when compiled in and the device is present, else HOST. Throws UNKNOWN_ENUM,
+// INVALID_VALUE, or BACKEND_UNAVAILABLE when CUDA is asked for and cannot be had.
+apairs_context_s make_context(int32_t backend, int32_t device);
+
+void set_stream(apairs_context_s &ctx, void *stream);
+void set_option(apairs_context_s &ctx, int32_t option, double value);
+double get_option(const apairs_context_s &ctx, int32_t option);
+
+}  // namespace apairs

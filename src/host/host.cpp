@@ -1,0 +1,34 @@
+#include "host/host.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "common/error.hpp"
+#if APAIRS_HAVE_CUDA
+#include "cuda/device.hpp"
+#endif
+
+namespace apairs::host {
+
+int resolve_threads(int requested) {
+#if defined(_OPENMP)
+    return requested > 0 ? requested : omp_get_max_threads();
+#else
+    (void)requested;
+    return 1;
+#endif
+}
+
+void require_host_memory(const void *const *arrays, const char *const *names, int count) {
+#if APAIRS_HAVE_CUDA
+    for (int k = 0; k < count; ++k)
+        if (cuda::is_device_pointer(arrays[k]))
+            fail(APAIRS_ERROR_INVALID_POINTER, "{} is CUDA device memory, but the plan's backend is host",
+                 names[k]);
+#else
+    (void)arrays, (void)names, (void)count;
+#endif
+}
+
+}  // namespace apairs::host

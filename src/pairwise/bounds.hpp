@@ -1,0 +1,43 @@
+// The accuracy apairs.h promises for one entry of D, written once: the unit tests hold
+// every result to it and apairs_bench's spot check reports against it. Header-only,
+// plain C++, nothing from the library: a program that includes it links nothing.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "apairs.h"
+
+namespace apairs::pairwise {
+
+// The largest |computed - exact| apairs.h allows for one entry:
+//   metric   the metric whose bound applies (LP with p = 1, 2 or inf takes the L1, L2
+//            or LINF path, and their bounds)
+//   p        LP's exponent
+//   u        the unit roundoff of the element type (2^-24 F32, 2^-53 F64)
+//   d        the number of dimensions
+//   value    the exact distance
+//   scale    DOT: sum_k |a_k b_k|
+//   max_log  LP: max_k |ln|a_k - b_k|| over the k with a_k != b_k
+// 0 means exact (HAMMING).
+inline long double error_bound(int32_t metric, long double p, long double u, int64_t d, long double value,
+                               long double scale = 0, long double max_log = 0) {
+    const long double dd = static_cast<long double>(d), v = std::fabs(value);
+    switch (metric) {
+    case APAIRS_METRIC_L1:
+    case APAIRS_METRIC_L2:
+    case APAIRS_METRIC_SQEUCLIDEAN: return (dd + 4) * u * v;
+    case APAIRS_METRIC_LP: {
+        // The log terms: p and 1/p are rounded to the element type.
+        const long double log_value = (v != 0 && std::isfinite(v)) ? std::fabs(std::log(v)) : 0;
+        return ((dd + p + 12) / std::min(p, 1.0L) + max_log + log_value) * u * v;
+    }
+    case APAIRS_METRIC_LINF: return u * v;
+    case APAIRS_METRIC_DOT: return (dd + 4) * u * scale;
+    case APAIRS_METRIC_COSINE: return (2 * dd + 8) * u;
+    default: return 0;
+    }
+}
+
+}  // namespace apairs::pairwise

@@ -1,0 +1,39 @@
+// The all-pairs CUDA engine as the plan sees it: plain C++, no CUDA types. Only built
+// when the `cuda` option is on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/occupancy.hpp"
+#include "pairwise/problem.hpp"
+
+namespace apairs::pairwise {
+
+// What the plan chose for the tile kernel on one device, and why.
+struct CudaConfig {
+    int device = 0;
+    std::string device_name;
+    int cc_major = 0, cc_minor = 0, sm_count = 0;
+    int r = 0, c = 0, s = 0, ds = 0;  // block r x c threads, tile (r*s) x c, slices of d'=ds
+    int regs_per_thread = 0;
+    BlockChoice choice;               // the occupancy estimator's pick (unit: a warp, one tile row)
+    int cuda_blocks_per_sm = 0;       // cudaOccupancyMaxActiveBlocksPerMultiprocessor, cross-check
+    int64_t dynamic_shared = 0;       // bytes of dynamic shared memory per block
+    int64_t grid = 0;                 // blocks launched (grid-stride over tiles beyond that)
+};
+
+CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target);
+
+// Runs the planned kernel. A, B, D may each be device or host memory (staged).
+// Returns after queuing when all three are device memory; else after D is written.
+void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B,
+                  void *D);
+
+// On the current device: the attributes of the problem's kernel as the estimator wants
+// them, and CUDA's own count of resident blocks per SM for a block of r warps (tests
+// compare the two for every r).
+KernelAttributes kernel_attributes(const Problem &pb);
+int cuda_blocks_per_sm(const Problem &pb, int r);
+
+}  // namespace apairs::pairwise

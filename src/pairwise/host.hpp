@@ -1,0 +1,14 @@
+// The all-pairs host (OpenMP) engine: the reference every other backend is tested against.
+#pragma once
+
+#include "pairwise/problem.hpp"
+
+namespace apairs::pairwise {
+
+// Each thread computes kTileRows x kTileCols tiles of D.
+constexpr int64_t kTileRows = 32, kTileCols = 64;
+
+// D = F(A, B) for a validated problem; A, B, D in host memory; `threads` resolved.
+void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads);
+
+}  // namespace apairs::pairwise

@@ -1,0 +1,91 @@
+#include "pairwise/plan.hpp"
+
+#include <fmt/format.h>
+
+#include "host/host.hpp"
+#include "pairwise/host.hpp"
+#if APAIRS_HAVE_CUDA
+#include "pairwise/cuda.hpp"
+#endif
+
+namespace apairs::pairwise {
+namespace {
+
+std::string kernel_name(const Problem &pb) {
+    std::string m = metric_name(pb.metric);
+    if (pb.metric == APAIRS_METRIC_LP) m += fmt::format("(p={:g})", pb.p);
+    return fmt::format("pairwise<{},{},full-matrix>", m, dtype_name(pb.dtype));
+}
+
+std::string describe_host(const apairs_context_s &ctx, const Problem &pb) {
+    const int threads = host::resolve_threads(ctx.host_threads);
+    return fmt::format(
+        "backend=host threads={} kernel={} tile={}x{} d'={}; why: {} threads ({}), each "
+        "computing {}x{} tiles of D whose accumulators and transposed {}-row slice of B "
+        "({} dimensions) stay in the L1/L2 caches, the inner loop vectorised across the {} "
+        "columns without reordering any sum",
+        threads, kernel_name(pb), kTileRows, kTileCols, kSliceDims, threads,
+        ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default", kTileRows, kTileCols,
+        kTileCols, kSliceDims, kTileCols);
+}
+
+#if APAIRS_HAVE_CUDA
+std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
+    const Occupancy &o = c.choice.chosen;
+    return fmt::format(
+        "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} r={} c={} s={} d'={} "
+        "tile={}x{} block={}x{}={} threads grid={} blocks, {} blocks/SM (CUDA API: {}), "
+        "occupancy {:.0f}% limited by {} (target {}); {} registers/thread, {} B shared/block; "
+        "why: {}",
+        c.device, c.device_name, c.cc_major, c.cc_minor, c.sm_count, kernel_name(pb), c.r, c.c, c.s, c.ds,
+        c.r * c.s, c.c, c.c, c.r, o.block_threads, c.grid, o.blocks_per_sm, c.cuda_blocks_per_sm,
+        100 * o.occupancy, o.limiter,
+        c.choice.target > 0 ? fmt::format("{:.0f}%", 100 * c.choice.target)
+                            : fmt::format("highest reachable, {:.0f}%", 100 * c.choice.max_reachable),
+        c.regs_per_thread, o.shared_per_block, c.choice.reason);
+}
+#endif
+
+class Plan final : public apairs_plan_s {
+public:
+    Plan(const apairs_context_s &context, const Problem &pb) : pb_(pb) {
+        ctx = context;
+#if APAIRS_HAVE_CUDA
+        if (ctx.backend == APAIRS_BACKEND_CUDA) {
+            cuda_ = plan_cuda(pb_, ctx.device, ctx.occupancy_target);
+            description = describe_cuda(pb_, cuda_);
+            return;
+        }
+#endif
+        description = describe_host(ctx, pb_);
+    }
+
+    const char *family() const override { return "pairwise"; }
+
+    void execute(const void *const *arrays, int count) const override {
+        if (count != 3)
+            fail(APAIRS_ERROR_UNSUPPORTED, "the plan is an all-pairs plan: execute it with apairs_plan_execute");
+        const void *A = arrays[0], *B = arrays[1];
+        void *D = const_cast<void *>(arrays[2]);
+#if APAIRS_HAVE_CUDA
+        if (ctx.backend == APAIRS_BACKEND_CUDA) return execute_cuda(pb_, cuda_, ctx.stream, A, B, D);
+#endif
+        static const char *const names[] = {"A", "B", "D"};
+        host::require_host_memory(arrays, names, 3);
+        run_host(pb_, A, B, D, host::resolve_threads(ctx.host_threads));
+    }
+
+private:
+    Problem pb_;
+#if APAIRS_HAVE_CUDA
+    CudaConfig cuda_;
+#endif
+};
+
+}  // namespace
+
+std::unique_ptr<apairs_plan_s> make_plan(const apairs_context_s &ctx, const Problem &pb) {
+    return std::make_unique<Plan>(ctx, pb);
+}
+
+}  // namespace apairs::pairwise
