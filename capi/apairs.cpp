@@ -16,6 +16,7 @@
 
 #include "common/context.hpp"
 #include "common/plan.hpp"
+#include "batched/plan.hpp"
 #include "pairwise/plan.hpp"
 #if APAIRS_HAVE_CUDA
 #include "cuda/device.hpp"
@@ -165,8 +166,83 @@ apairs_status_t apairs_plan_execute(apairs_plan_t plan, const void *A, const voi
         require(A, "A");
         require(B, "B");
         require(D, "D");
+        apairs::require_op(*plan, "pairwise");
         const void *const arrays[] = {A, B, D};
-        plan->execute(arrays, 3);
+        plan->execute(arrays);
+    });
+}
+
+apairs_status_t apairs_plan_create_gemm_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                int32_t layout, int32_t order, int32_t trans_a, int32_t trans_b,
+                                                int64_t m, int64_t n, int64_t k, double alpha, double beta,
+                                                int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                                int64_t ldc, int64_t stride_c, int64_t batch) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(ctx, "ctx");
+        const apairs::batched::GemmProblem pb = apairs::batched::make_gemm_problem(
+            dtype, layout, order, trans_a, trans_b, m, n, k, alpha, beta, lda, stride_a, ldb, stride_b, ldc,
+            stride_c, batch);
+        *plan = apairs::batched::make_gemm_plan(*ctx, pb).release();
+    });
+}
+
+apairs_status_t apairs_plan_create_potrf_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                 int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t lda,
+                                                 int64_t stride_a, int64_t batch) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(ctx, "ctx");
+        const apairs::batched::PotrfProblem pb =
+            apairs::batched::make_potrf_problem(dtype, layout, order, uplo, n, lda, stride_a, batch);
+        *plan = apairs::batched::make_potrf_plan(*ctx, pb).release();
+    });
+}
+
+apairs_status_t apairs_plan_execute_potrf(apairs_plan_t plan, void *A, int32_t *info) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(A, "A");
+        require(info, "info");
+        apairs::require_op(*plan, "potrf");
+        const void *const arrays[] = {A, info};
+        plan->execute(arrays);
+    });
+}
+
+apairs_status_t apairs_plan_create_potrs_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                 int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t nrhs,
+                                                 int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                                 int64_t batch) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(ctx, "ctx");
+        const apairs::batched::PotrsProblem pb = apairs::batched::make_potrs_problem(
+            dtype, layout, order, uplo, n, nrhs, lda, stride_a, ldb, stride_b, batch);
+        *plan = apairs::batched::make_potrs_plan(*ctx, pb).release();
+    });
+}
+
+apairs_status_t apairs_plan_execute_potrs(apairs_plan_t plan, const void *A, void *B) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(A, "A");
+        require(B, "B");
+        apairs::require_op(*plan, "potrs");
+        const void *const arrays[] = {A, B};
+        plan->execute(arrays);
+    });
+}
+
+apairs_status_t apairs_plan_execute_gemm(apairs_plan_t plan, const void *A, const void *B, void *C) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(A, "A");
+        require(B, "B");
+        require(C, "C");
+        apairs::require_op(*plan, "gemm");
+        const void *const arrays[] = {A, B, C};
+        plan->execute(arrays);
     });
 }
 

@@ -50,7 +50,7 @@ module apairs
   ! Versions
   ! ---------------------------------------------------------------------------------
   integer(c_int32_t), parameter :: APAIRS_VERSION_MAJOR = 0
-  integer(c_int32_t), parameter :: APAIRS_VERSION_MINOR = 1
+  integer(c_int32_t), parameter :: APAIRS_VERSION_MINOR = 2
   integer(c_int32_t), parameter :: APAIRS_VERSION_PATCH = 0
   ! Fortran names are case-insensitive, so the macro APAIRS_VERSION_NUMBER would clash
   ! with the function apairs_version_number(): here it is spelled with a suffix _F (the
@@ -100,6 +100,18 @@ module apairs
   integer(c_int32_t), parameter :: APAIRS_METRIC_DOT = 6
   integer(c_int32_t), parameter :: APAIRS_METRIC_COSINE = 7
   integer(c_int32_t), parameter :: APAIRS_METRIC_HAMMING = 8
+
+  ! Batched plans: layouts, orders, ops (apairs_layout_e, apairs_order_e, apairs_op_e).
+  ! Fortran arrays are column-major: pass APAIRS_ORDER_COL_MAJOR, and for AoS an array
+  ! A(lda, k, batch) is lda = size(A, 1), stride_a = size(A, 1) * size(A, 2).
+  integer(c_int32_t), parameter :: APAIRS_LAYOUT_AOS = 1
+  integer(c_int32_t), parameter :: APAIRS_LAYOUT_SOA = 2
+  integer(c_int32_t), parameter :: APAIRS_ORDER_ROW_MAJOR = 1
+  integer(c_int32_t), parameter :: APAIRS_ORDER_COL_MAJOR = 2
+  integer(c_int32_t), parameter :: APAIRS_OP_N = 0
+  integer(c_int32_t), parameter :: APAIRS_OP_T = 1
+  integer(c_int32_t), parameter :: APAIRS_UPLO_LOWER = 1
+  integer(c_int32_t), parameter :: APAIRS_UPLO_UPPER = 2
 
   ! ---------------------------------------------------------------------------------
   ! The C functions, in the order of apairs.h
@@ -226,6 +238,93 @@ module apairs
       type(c_ptr), value :: plan
       integer(c_int32_t) :: r
     end function apairs_plan_destroy
+
+    function apairs_plan_create_gemm_batched(plan, ctx, dtype, layout, order, trans_a, trans_b, &
+        m, n, k, alpha, beta, lda, stride_a, ldb, stride_b, ldc, stride_c, batch) &
+        bind(C, name="apairs_plan_create_gemm_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), value :: trans_a
+      integer(c_int32_t), value :: trans_b
+      integer(c_int64_t), value :: m
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: k
+      real(c_double), value :: alpha
+      real(c_double), value :: beta
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: stride_b
+      integer(c_int64_t), value :: ldc
+      integer(c_int64_t), value :: stride_c
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_gemm_batched
+
+    function apairs_plan_execute_gemm(plan, A, B, C) bind(C, name="apairs_plan_execute_gemm") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      type(c_ptr), value :: C
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_gemm
+
+    function apairs_plan_create_potrf_batched(plan, ctx, dtype, layout, order, uplo, n, lda, stride_a, &
+        batch) bind(C, name="apairs_plan_create_potrf_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), value :: uplo
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_potrf_batched
+
+    ! info(batch) receives each element's LAPACK info.
+    function apairs_plan_execute_potrf(plan, A, info) bind(C, name="apairs_plan_execute_potrf") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_potrf
+
+    function apairs_plan_create_potrs_batched(plan, ctx, dtype, layout, order, uplo, n, nrhs, lda, &
+        stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_potrs_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), value :: uplo
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: nrhs
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: stride_b
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_potrs_batched
+
+    function apairs_plan_execute_potrs(plan, A, B) bind(C, name="apairs_plan_execute_potrs") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_potrs
   end interface
 
   ! C's strlen, for the *_f functions (private).

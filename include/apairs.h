@@ -2,7 +2,7 @@
  * libapairs: all-pairs distances on the GPU and the host, behind a stable C ABI.
  *
  * Read this header top to bottom: versions, status codes and errors, contexts,
- * all-pairs plans. Every function returns an apairs_status_t (APAIRS_SUCCESS is 0),
+ * all-pairs plans, batched plans. Every function returns an apairs_status_t (APAIRS_SUCCESS is 0),
  * checks all of its arguments before it touches memory, and writes nothing when it
  * fails; the per-thread message apairs_last_error() then names the offending
  * argument and value.
@@ -47,7 +47,7 @@ extern "C" {
 
 /* The single source of the library version: meson.build reads these three lines. */
 #define APAIRS_VERSION_MAJOR 0
-#define APAIRS_VERSION_MINOR 1
+#define APAIRS_VERSION_MINOR 2
 #define APAIRS_VERSION_PATCH 0
 
 #define APAIRS_VERSION_NUMBER \
@@ -261,6 +261,116 @@ APAIRS_API apairs_status_t apairs_plan_describe(apairs_plan_t plan, char *buf, i
 
 /** Destroy a plan. NULL is a no-op. */
 APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
+
+/* ------------------------------------------------------------------------ */
+/* Batched plans: many small independent problems of one shape               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A batch is `batch` elements (1 <= batch, 64-bit), each a small problem of the same
+ * shape. Every matrix operand of a batched plan is described by a layout, an order, a
+ * leading dimension `ld` and a `stride`; entry (i, j) of element e lies at
+ *
+ *   APAIRS_LAYOUT_AOS (each element contiguous):   X[e * stride + idx(i, j)]
+ *   APAIRS_LAYOUT_SOA (interleaved):               X[idx(i, j) * stride + e]
+ *   idx(i, j) = i * ld + j (APAIRS_ORDER_ROW_MAJOR) or i + j * ld (APAIRS_ORDER_COL_MAJOR)
+ *
+ * counted in elements of the dtype. ld is at least the matrix's columns (row-major) or
+ * rows (column-major). In AoS, stride is the element stride, at least the element's
+ * extent; in SoA it is the batch stride, at least `batch`: entry (i, j) of consecutive
+ * elements is contiguous, so GPU threads that each own an element load together. A SoA
+ * stride that is a multiple of 32 keeps every run on whole memory lines (the fastest;
+ * any stride >= batch is correct). Fortran and LAPACK users pass ORDER_COL_MAJOR.
+ *
+ * Accuracy: each entry is computed in the element type, its k products summed in order,
+ * so |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
+ * roundoff of the dtype. beta = 0 never reads C (C may hold NaN or be uninitialised).
+ * Only the m x n entries of each C element are written: never the padding between ld
+ * and the extent, nor between elements.
+ *
+ * Memory: as apairs_plan_execute (device arrays are used in place and the call returns
+ * after queuing; host arrays are staged and the call returns when C is written).
+ * A plan is executed by the execute function of its operation; another fails with
+ * APAIRS_ERROR_UNSUPPORTED.
+ */
+enum apairs_layout_e {
+    APAIRS_LAYOUT_AOS = 1, /* array of structures: each element contiguous */
+    APAIRS_LAYOUT_SOA = 2  /* structure of arrays: each entry's values of all elements contiguous */
+};
+
+enum apairs_order_e {
+    APAIRS_ORDER_ROW_MAJOR = 1,
+    APAIRS_ORDER_COL_MAJOR = 2
+};
+
+enum apairs_op_e {
+    APAIRS_OP_N = 0, /* the matrix as stored */
+    APAIRS_OP_T = 1  /* its transpose */
+};
+
+enum apairs_uplo_e {
+    APAIRS_UPLO_LOWER = 1, /* the lower triangle holds the matrix / its factor L */
+    APAIRS_UPLO_UPPER = 2  /* the upper triangle: U = L^T */
+};
+
+/** Plan a batched matrix product: C_e = alpha op(A_e) op(B_e) + beta C_e for every
+ *  element e, with op(A) m x k, op(B) k x n and C m x n.
+ *  @param[in] dtype    APAIRS_DTYPE_F32 or APAIRS_DTYPE_F64
+ *  @param[in] layout   an apairs_layout_e value, for A, B and C
+ *  @param[in] order    an apairs_order_e value, for A, B and C
+ *  @param[in] trans_a, trans_b  apairs_op_e values
+ *  @param[in] m, n, k  1 to 128
+ *  @param[in] alpha, beta  finite
+ *  @param[in] lda, stride_a, ldb, stride_b, ldc, stride_c  as described above, for the
+ *             stored A (m x k, or k x m when trans_a), B (k x n, or n x k) and C
+ *  @param[in] batch    >= 1
+ *  Fails with NULL_POINTER, INVALID_VALUE, OVERFLOW (an operand's span exceeds 64-bit
+ *  byte counts), UNKNOWN_ENUM, UNSUPPORTED, and on CUDA with BACKEND_UNAVAILABLE,
+ *  DEVICE or OUT_OF_MEMORY. */
+APAIRS_API apairs_status_t apairs_plan_create_gemm_batched(
+    apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype, int32_t layout, int32_t order,
+    int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, double alpha, double beta,
+    int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t ldc, int64_t stride_c,
+    int64_t batch);
+
+/** Execute a batched gemm plan: C_e = alpha op(A_e) op(B_e) + beta C_e for all e. C must
+ *  not overlap A or B. */
+APAIRS_API apairs_status_t apairs_plan_execute_gemm(apairs_plan_t plan, const void *A, const void *B,
+                                                    void *C);
+
+/** Plan a batched Cholesky factorisation, as LAPACK's potrf for each element:
+ *  uplo = LOWER: A = L L^T with L written over the lower triangle; UPPER: A = U^T U with U
+ *  over the upper triangle. The other strict triangle is neither read nor written.
+ *  @param[in] n        1 to 128
+ *  @param[in] lda, stride_a, layout, order  as for gemm (A is n x n)
+ *  Accuracy: the computed factor satisfies |A - L L^T| <= gamma_{n+1} |L| |L^T| entrywise,
+ *  gamma_{n+1} = (n + 1) u / (1 - (n + 1) u) (Higham, Accuracy and Stability of Numerical
+ *  Algorithms, Thm 10.3). */
+APAIRS_API apairs_status_t apairs_plan_create_potrf_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                            int32_t dtype, int32_t layout, int32_t order,
+                                                            int32_t uplo, int64_t n, int64_t lda,
+                                                            int64_t stride_a, int64_t batch);
+
+/** Execute a potrf plan. info (batch int32_t, contiguous) receives per element 0, or j > 0
+ *  when the leading minor of order j is not positive definite or holds a NaN (LAPACK's
+ *  info): that element's factorisation stops at column j, the others complete. A bad
+ *  argument fails the whole call and writes nothing. */
+APAIRS_API apairs_status_t apairs_plan_execute_potrf(apairs_plan_t plan, void *A, int32_t *info);
+
+/** Plan batched solves A X = B from potrf's factors, as LAPACK's potrs for each element:
+ *  A holds the factor (uplo as it was factored), B is n x nrhs and is overwritten with X.
+ *  @param[in] n        1 to 128
+ *  @param[in] nrhs     1 to 1024 right-hand sides
+ *  Accuracy: normwise backward stable; the tests hold ||A X - B|| / (||A|| ||X||) to a
+ *  few n u. */
+APAIRS_API apairs_status_t apairs_plan_create_potrs_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                            int32_t dtype, int32_t layout, int32_t order,
+                                                            int32_t uplo, int64_t n, int64_t nrhs, int64_t lda,
+                                                            int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                                            int64_t batch);
+
+/** Execute a potrs plan: B_e = A_e^-1 B_e from the factor in A_e. B must not overlap A. */
+APAIRS_API apairs_status_t apairs_plan_execute_potrs(apairs_plan_t plan, const void *A, void *B);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 // apairs_bench: times apairs_plan_execute on the cases of the 'pairwise' suite of
-// shared/bench/peers.py, and prints its rows in the same format, so that the two
+// shared/bench/peers.py, and apairs_plan_execute_gemm on the batched gemm rows of its
+// 'batched' suite (--suite), and prints its rows in the same format, so that the two
 // outputs can be read side by side.
 //
 // CUDA backend: A, B and D are device memory (cudaMalloc, filled once from a host
@@ -44,7 +45,8 @@ namespace {
 
 const char *kUsage = R"(usage: apairs_bench [options]
 
-Times libapairs on the cases of the 'pairwise' suite of shared/bench/peers.py and
+Times libapairs on the cases of the 'pairwise' suite of shared/bench/peers.py (and,
+with --suite batched or all, on the batched gemm rows of its 'batched' suite) and
 prints one line per case in peers.py's format:
     name  shape  median-ms ms  rate T pair-dims/s      (rate = n1*n2*d / time)
 followed by a line starting with '#': the plan's describe() line, the plan time and a
@@ -67,7 +69,23 @@ CUDA timing: A, B, D in device memory filled once with uniform random values in
 apairs_plan_execute, median of the repeats (5; 3 for hamming), like peers.py.
 Host timing: steady clock around each call, same repeats.
 
+Batched suite (--suite batched): gemm C_e = A_e B_e (alpha = 1, beta = 0) for float64
+then float32, n = 2, 4, 8, 16, 32, 64, 128 (m = n = k), B = max(1, 2^30 / (n*n*es) / 4)
+elements (es: element size; 2^28 with --quick), AoS row-major (ld = n, stride = n*n) and
+SoA (ld = n, batch stride = B rounded up to 32); rows named 'apairs gemm AoS float64',
+shaped 'n=4 B=16777216', rate in GB/s counting 3*B*n*n*es bytes, as peers.py's
+'gemm (bmm, cuBLAS)' rows. The '#' line holds the spot check (C entries of a few
+elements against a long-double reference, as a fraction of apairs.h's bound
+(k + 2) u sum |a b|), the fraction of the bandwidth bound reached (those bytes at the
+copy bandwidth) and the plan's describe() line. Timing: device arrays, one warm-up call,
+CUDA events, median of 5. Host backend: a smoke test, n = 8 and B = 10^4.
+
 Options:
+  --suite S        pairwise (default) | batched | all
+  --copy-gbs X     the device's copy bandwidth in GB/s (read + write bytes per second)
+                   for the batched suite's bandwidth-bound fraction; default: measured
+                   here with a 1 GiB device-to-device cudaMemcpy timed by CUDA events
+                   (median of 5), and printed
   --backend B      cuda | host (default: cuda when a CUDA device is visible, else host)
   --device N       CUDA device ordinal (default 0)
   --quick          smaller CUDA cases (as peers.py --quick)
@@ -350,6 +368,7 @@ struct Row {
     std::string name, shape;
     double ms, rate;
     std::string plan, check;
+    std::string suite = "pairwise", unit = "T pair-dims/s";
 };
 
 struct Settings {
@@ -480,6 +499,215 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
 }
 
 // ---------------------------------------------------------------------------------
+// The batched suite: gemm
+
+struct GemmCase {
+    std::string name;  // "apairs gemm AoS float64"
+    int32_t dtype;
+    bool soa;
+    int64_t n, batch;
+    int reps, warm;
+    std::string shape() const { return fmt::format("n={} B={}", n, batch); }
+    int64_t es() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
+    // SoA: the batch stride, the count rounded up to 32 (apairs.h's recommendation).
+    int64_t stride() const { return soa ? (batch + 31) / 32 * 32 : n * n; }
+    int64_t count() const { return soa ? n * n * stride() : batch * n * n; }  // array elements
+    int64_t index(int64_t i, int64_t j, int64_t e) const {
+        return soa ? (i * n + j) * stride() + e : e * n * n + i * n + j;
+    }
+    double bytes() const { return 3.0 * double(batch) * double(n * n) * double(es()); }  // as peers.py
+};
+
+std::vector<GemmCase> make_gemm_cases(bool quick, bool host) {
+    std::vector<GemmCase> cs;
+    const int64_t budget = int64_t(1) << (quick ? 28 : 30);
+    for (int32_t dt : {APAIRS_DTYPE_F64, APAIRS_DTYPE_F32}) {
+        const int64_t es = dt == APAIRS_DTYPE_F64 ? 8 : 4;
+        std::vector<int64_t> ns = {2, 4, 8, 16, 32, 64, 128};
+        if (host) ns = {8};
+        for (int64_t n : ns) {
+            const int64_t b = host ? 10000 : std::max<int64_t>(1, budget / (n * n * es) / 4);
+            for (bool soa : {false, true})
+                cs.push_back(GemmCase{fmt::format("apairs gemm {} {}", soa ? "SoA" : "AoS", dtype_name(dt)), dt, soa,
+                                      n, b, 5, 1});
+        }
+    }
+    return cs;
+}
+
+constexpr uint64_t kSeedGemmA = 11, kSeedGemmB = 12;
+
+// The elements and entries the spot check compares.
+std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> gemm_samples(const GemmCase &c) {
+    std::vector<int64_t> elems = {0, c.batch - 1};
+    for (uint64_t k = 0; elems.size() < 6; ++k) elems.push_back(int64_t(draw(98, k) % uint64_t(c.batch)));
+    std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> s;
+    uint64_t k = 0;
+    for (int64_t e : elems) {
+        s.push_back({e, {0, 0}});
+        s.push_back({e, {c.n - 1, c.n - 1}});
+        for (int t = 0; t < 4; ++t, ++k)
+            s.push_back({e, {int64_t(draw(97, 2 * k) % uint64_t(c.n)), int64_t(draw(97, 2 * k + 1) % uint64_t(c.n))}});
+    }
+    return s;
+}
+
+// C_e(i, j) against a long-double reference; apairs.h's bound (k + 2) u sum |a b|
+// (alpha = 1, beta = 0); fails above twice the bound, as the pairwise check.
+void check_gemm_entry(const GemmCase &c, int64_t e, int64_t i, int64_t j, double got, Check &ck) {
+    long double ref = 0, absum = 0;
+    for (int64_t l = 0; l < c.n; ++l) {
+        const long double a = value(c.dtype, kSeedGemmA, uint64_t(c.index(i, l, e)));
+        const long double b = value(c.dtype, kSeedGemmB, uint64_t(c.index(l, j, e)));
+        ref += a * b;
+        absum += std::fabs(a * b);
+    }
+    const long double u = c.dtype == APAIRS_DTYPE_F64 ? 0x1p-53L : 0x1p-24L;
+    const long double bound = (c.n + 2) * u * absum + 1e-30L;
+    const long double err = std::fabs(static_cast<long double>(got) - ref);
+    const double frac = std::isnan(got) ? std::numeric_limits<double>::infinity() : static_cast<double>(err / bound);
+    ++ck.checked;
+    ck.worst = std::max(ck.worst, frac);
+    if (!(frac <= 2.0)) {
+        if (!ck.failed)
+            ck.first_failure = fmt::format("C[{}]({}, {}) = {:.17g}, reference {:.17g}", e, i, j, got, double(ref));
+        ck.failed = true;
+    }
+}
+
+#if APAIRS_BENCH_CUDA
+// Device-to-device copy bandwidth in GB/s (bytes read + written per second, as
+// peers.py's 'copy d2d' row): cudaMemcpy of 1 GiB (256 MiB if that cannot be had), one
+// warm-up, median of 5 timed by CUDA events. 0 when no buffer can be had.
+double measure_copy_gbs(std::size_t *bytes_out) {
+    for (std::size_t bytes : {std::size_t(1) << 30, std::size_t(1) << 28}) {
+        try {
+            DevBuf src(bytes), dst(bytes);
+            CU(cudaMemset(src.p, 0x3c, bytes));
+            Events ev;
+            CU(cudaMemcpy(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice));
+            CU(cudaDeviceSynchronize());
+            std::vector<double> ts;
+            for (int r = 0; r < 5; ++r) {
+                CU(cudaEventRecord(ev.start, nullptr));
+                CU(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, nullptr));
+                CU(cudaEventRecord(ev.stop, nullptr));
+                CU(cudaEventSynchronize(ev.stop));
+                float ms = 0;
+                CU(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+                ts.push_back(ms);
+            }
+            *bytes_out = bytes;
+            return 2.0 * double(bytes) / median(ts) / 1e6;
+        } catch (const Skip &) {
+        }
+    }
+    return 0;
+}
+#endif
+
+Row run_gemm_case(const GemmCase &c, apairs_context_t ctx, const Settings &st, double copy_gbs) {
+    Row row{c.name, c.shape(), 0, 0, "", "", "batched", "GB/s"};
+    int reps = st.cuda ? c.reps : st.quick ? 1 : 3;
+    const int warm = st.cuda ? c.warm : st.quick ? 0 : 1;
+    if (st.reps > 0) reps = st.reps;
+
+    PlanHolder plan;
+    const int64_t n = c.n, ld = n, stride = c.stride();
+    const auto tp = std::chrono::steady_clock::now();
+    API(apairs_plan_create_gemm_batched, &plan.p, ctx, c.dtype, c.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+        APAIRS_ORDER_ROW_MAJOR, APAIRS_OP_N, APAIRS_OP_N, n, n, n, 1.0, 0.0, ld, stride, ld, stride, ld, stride,
+        c.batch);
+    const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
+    row.plan = describe(plan.p);
+
+    const std::size_t bytes = std::size_t(c.count()) * std::size_t(c.es());
+    std::vector<double> ts;
+    const auto samples = gemm_samples(c);
+    std::vector<double> got;
+
+    if (!st.cuda) {
+        std::unique_ptr<HostBuf> A, B, C;
+        try {
+            A = std::make_unique<HostBuf>(bytes);
+            B = std::make_unique<HostBuf>(bytes);
+            C = std::make_unique<HostBuf>(bytes);
+        } catch (const std::bad_alloc &) {
+            throw Skip(fmt::format("cannot allocate {:.1f} MiB of host memory", 3.0 * double(bytes) / 1048576.0));
+        }
+        fill(c.dtype, kSeedGemmA, A->get(), uint64_t(c.count()));
+        fill(c.dtype, kSeedGemmB, B->get(), uint64_t(c.count()));
+        std::memset(C->get(), 0xff, bytes);  // NaN: an entry never written fails the check
+        for (int w = 0; w < warm; ++w) API(apairs_plan_execute_gemm, plan.p, A->get(), B->get(), C->get());
+        for (int r = 0; r < reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            API(apairs_plan_execute_gemm, plan.p, A->get(), B->get(), C->get());
+            ts.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        for (const auto &[e, ij] : samples) got.push_back(read_entry(c.dtype, C->get(), c.index(ij.first, ij.second, e)));
+    } else {
+#if APAIRS_BENCH_CUDA
+        DevBuf dA(bytes), dB(bytes), dC(bytes);
+        {
+            std::unique_ptr<HostBuf> h;
+            try {
+                h = std::make_unique<HostBuf>(bytes);
+            } catch (const std::bad_alloc &) {
+                throw Skip(fmt::format("cannot allocate a {:.1f} MiB host staging buffer", double(bytes) / 1048576.0));
+            }
+            fill(c.dtype, kSeedGemmA, h->get(), uint64_t(c.count()));
+            CU(cudaMemcpy(dA.p, h->get(), bytes, cudaMemcpyHostToDevice));
+            fill(c.dtype, kSeedGemmB, h->get(), uint64_t(c.count()));
+            CU(cudaMemcpy(dB.p, h->get(), bytes, cudaMemcpyHostToDevice));
+        }
+        CU(cudaMemset(dC.p, 0xff, bytes));  // NaN (beta = 0 must not read it)
+        CU(cudaDeviceSynchronize());
+        Events ev;
+        for (int w = 0; w < warm; ++w) API(apairs_plan_execute_gemm, plan.p, dA.p, dB.p, dC.p);
+        CU(cudaDeviceSynchronize());
+        for (int r = 0; r < reps; ++r) {
+            CU(cudaEventRecord(ev.start, nullptr));
+            API(apairs_plan_execute_gemm, plan.p, dA.p, dB.p, dC.p);
+            CU(cudaEventRecord(ev.stop, nullptr));
+            CU(cudaEventSynchronize(ev.stop));
+            float ms = 0;
+            CU(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+            ts.push_back(ms);
+        }
+        CU(cudaDeviceSynchronize());
+        for (const auto &[e, ij] : samples) {
+            unsigned char buf[8];
+            const std::size_t es = std::size_t(c.es());
+            CU(cudaMemcpy(buf, static_cast<unsigned char *>(dC.p) + std::size_t(c.index(ij.first, ij.second, e)) * es,
+                          es, cudaMemcpyDeviceToHost));
+            got.push_back(read_entry(c.dtype, buf, 0));
+        }
+#else
+        die("this apairs_bench was built without CUDA");
+#endif
+    }
+
+    row.ms = median(ts);
+    row.rate = c.bytes() / row.ms / 1e6;
+
+    Check ck;
+    for (std::size_t k = 0; k < samples.size(); ++k)
+        check_gemm_entry(c, samples[k].first, samples[k].second.first, samples[k].second.second, got[k], ck);
+    if (ck.failed)
+        row.check = fmt::format("CHECK FAILED: {}", ck.first_failure);
+    else
+        row.check = fmt::format("check: {} entries of {} elements ok, worst error {:.2g} of the documented bound",
+                                ck.checked, samples.size() / 6, ck.worst);
+    std::string bound;
+    if (st.cuda && copy_gbs > 0)
+        bound = fmt::format(" | bandwidth bound {:.3f} ms ({:.0f} MB at {:.0f} GB/s copy): {:.1f}% of it reached",
+                            c.bytes() / copy_gbs / 1e6, c.bytes() / 1e6, copy_gbs, 100.0 * row.rate / copy_gbs);
+    row.check += bound;
+    row.plan = fmt::format("plan {:.3f} ms; {}", plan_ms, row.plan);
+    return row;
+}
+
+// ---------------------------------------------------------------------------------
 // Output
 
 std::string json_string(const std::string &s) {
@@ -505,9 +733,10 @@ void write_json(apairs_tools::OutputFile &out, const std::string &device, const 
       << ",\n \"backend\": " << json_string(backend) << ",\n \"rows\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
         const Row &r = rows[k];
-        f << (k ? ",\n" : "\n") << "  {\n   \"suite\": \"pairwise\",\n   \"name\": " << json_string(r.name)
-          << ",\n   \"shape\": " << json_string(r.shape) << ",\n   \"ms\": " << fmt::format("{}", r.ms)
-          << ",\n   \"rate\": " << fmt::format("{}", r.rate) << ",\n   \"unit\": \"T pair-dims/s\""
+        f << (k ? ",\n" : "\n") << "  {\n   \"suite\": " << json_string(r.suite) << ",\n   \"name\": "
+          << json_string(r.name) << ",\n   \"shape\": " << json_string(r.shape)
+          << ",\n   \"ms\": " << fmt::format("{}", r.ms) << ",\n   \"rate\": " << fmt::format("{}", r.rate)
+          << ",\n   \"unit\": " << json_string(r.unit)
           << ",\n   \"plan\": " << json_string(r.plan) << ",\n   \"check\": " << json_string(r.check) << "\n  }";
     }
     f << "\n ]\n}\n";
@@ -534,8 +763,9 @@ std::string host_cpu_name() {
 
 int main(int argc, char **argv) {
     apairs_tools::ignore_sigxfsz();  // a file-size limit: the --json write fails with EFBIG, reported
-    std::string backend, json;
+    std::string backend, json, suite = "pairwise";
     std::vector<std::string> only;
+    double copy_gbs = 0;
     bool quick = false, list = false;
     Settings st;
     bool have_occ = false, have_threads = false;
@@ -561,6 +791,18 @@ int main(int argc, char **argv) {
         if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             return 0;
+        } else if (a == "--suite") {
+            suite = need("--suite");
+            if (suite != "pairwise" && suite != "batched" && suite != "all") {
+                fmt::print(stderr, "apairs_bench: --suite: '{}' (expected pairwise, batched or all)\n", suite);
+                return 1;
+            }
+        } else if (a == "--copy-gbs") {
+            copy_gbs = number("--copy-gbs", need("--copy-gbs"));
+            if (!(copy_gbs > 0)) {
+                fmt::print(stderr, "apairs_bench: --copy-gbs: expected a positive number of GB/s\n");
+                return 1;
+            }
         } else if (a == "--backend") {
             backend = need("--backend");
             if (backend != "cuda" && backend != "host") {
@@ -601,18 +843,27 @@ int main(int argc, char **argv) {
     if (st.cuda) die("this apairs_bench was built without CUDA (meson found no CUDA); use --backend host");
 #endif
 
-    std::vector<Case> cases;
-    for (const Case &c : make_cases(quick, !st.cuda)) {
-        bool keep = only.empty();
+    const bool run_pairwise = suite != "batched", run_batched = suite != "pairwise";
+    auto keep = [&](const std::string &name, const std::string &shape) {
+        bool k = only.empty();
         for (const std::string &s : only)
-            keep = keep || c.name.find(s) != std::string::npos || c.shape().find(s) != std::string::npos;
-        if (keep) cases.push_back(c);
-    }
+            k = k || name.find(s) != std::string::npos || shape.find(s) != std::string::npos;
+        return k;
+    };
+    std::vector<Case> cases;
+    if (run_pairwise)
+        for (const Case &c : make_cases(quick, !st.cuda))
+            if (keep(c.name, c.shape())) cases.push_back(c);
+    std::vector<GemmCase> gemm_cases;
+    if (run_batched)
+        for (const GemmCase &c : make_gemm_cases(quick, !st.cuda))
+            if (keep(c.name, c.shape())) gemm_cases.push_back(c);
     if (list) {
         for (const Case &c : cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
+        for (const GemmCase &c : gemm_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         return 0;
     }
-    if (cases.empty()) die("no case matches --only");
+    if (cases.empty() && gemm_cases.empty()) die("no case matches --only");
 
     // The --json file's temporary file, before any case runs: a bad path fails now. It
     // is removed on every error path (die() and std::exit included: output_file.hpp).
@@ -675,6 +926,43 @@ int main(int argc, char **argv) {
             ++failures;
         }
         std::fflush(stdout);
+    }
+    if (!gemm_cases.empty()) {
+#if APAIRS_BENCH_CUDA
+        if (st.cuda) {
+            if (copy_gbs > 0) {
+                fmt::print("# copy bandwidth {:.1f} GB/s (--copy-gbs)\n", copy_gbs);
+            } else {
+                std::size_t copied = 0;
+                copy_gbs = measure_copy_gbs(&copied);
+                if (copy_gbs > 0)
+                    fmt::print("# copy bandwidth {:.1f} GB/s (measured: device-to-device cudaMemcpy of {} MiB, "
+                               "read + written bytes, median of 5)\n",
+                               copy_gbs, copied >> 20);
+                else
+                    fmt::print("# copy bandwidth not measured (no buffer could be had); pass --copy-gbs\n");
+            }
+            std::fflush(stdout);
+        }
+#endif
+        for (const GemmCase &c : gemm_cases) {
+            try {
+                Row r = run_gemm_case(c, ctx, st, copy_gbs);
+                if (st.cuda)
+                    fmt::print("{:36s} {:28s} {:10.3f} ms {:10.3f} {}\n", r.name, r.shape, r.ms, r.rate, r.unit);
+                else
+                    fmt::print("{:36s} {:28s} {:10.3f} ms {:10.4g} {}\n", r.name, r.shape, r.ms, r.rate, r.unit);
+                fmt::print("#   {} | {}\n", r.check, r.plan);
+                if (r.check.rfind("CHECK FAILED", 0) == 0) ++failures;
+                rows.push_back(std::move(r));
+            } catch (const Skip &e) {
+                fmt::print("{:36s} {:28s} skipped: {}\n", c.name, c.shape(), e.what());
+            } catch (const ApiFailure &e) {
+                fmt::print("{:36s} {:28s} FAILED: {}\n", c.name, c.shape(), e.what());
+                ++failures;
+            }
+            std::fflush(stdout);
+        }
     }
     if (json_out) write_json(*json_out, device, backend, rows);
     return failures ? 1 : 0;

@@ -2,7 +2,7 @@
 # Developer script for a lent GPU machine (see tools/gpu-notes.md).
 #   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped)
 #                                       and ../shared/bench/peers.py into .device/
-#   tools/device-run.sh run [--bench] [--quick] [--sanitize]
+#   tools/device-run.sh run [--bench] [--batched] [--quick] [--sanitize]
 #                                       there: gpu suite (binaries run directly: the build
 #                                       was configured by another Meson), the demo, and
 #                                       optionally apairs_bench beside peers.py; then
@@ -73,6 +73,29 @@ for r in ours:
             print(f"{r['name']:28s} {r['shape']:22s} {r['ms']:10.3f} {p['ms']:10.3f} {p['ms'] / r['ms']:8.2f}  {p['name']}")
 PY
 fi
+if [[ " $* " == *" --batched "* ]]; then
+  q=""; [[ " $* " == *" --quick "* ]] && q="--quick"
+  "$b/tools/apairs_bench" --suite batched $q --json "$out/batched.json" >"$out/batched.log" 2>&1
+  note "batched bench rc=$?"
+  python3 .device/peers.py --suite batched $q --json "$out/peers-batched.json" >"$out/peers-batched.log" 2>&1
+  note "batched peers rc=$?"
+  grep '^#.*copy' "$out/batched.log" | head -2
+  python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+ours = json.load(open(f"{out}/batched.json"))["rows"]
+peers = {(p["shape"], p["name"].split()[-1]): p for p in json.load(open(f"{out}/peers-batched.json"))["rows"]
+         if p["name"].startswith("gemm (bmm")}
+print(f"{'case':30s} {'shape':22s} {'ours ms':>9s} {'GB/s':>8s} {'bmm ms':>9s} {'bmm/ours':>8s}")
+for r in ours:
+    if r.get("suite") != "batched":
+        continue
+    p = peers.get((r["shape"], r["name"].split()[-1]))
+    pm = p["ms"] if p else float("nan")
+    print(f"{r['name']:30s} {r['shape']:22s} {r['ms']:9.3f} {r['rate']:8.0f} {pm:9.3f} {pm / r['ms']:8.2f}")
+PY
+  grep -E '^(apairs|#).*(potrf|chol)' "$out/batched.log" | head -2
+fi
 # Sanitizers last: slow, and the rest should report even if they run out of time.
 if [[ " $* " == *" --sanitize "* ]]; then
   # The eight runs at once (the machine has the cores; the GPU interleaves them), each
@@ -86,7 +109,8 @@ if [[ " $* " == *" --sanitize "* ]]; then
   wait
   for f in "$out"/*.summary; do note "$(cat "$f")"; done
 else
-  suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/test_api" '[pairwise]'
+  suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/test_api" '[pairwise],[batched]'
   suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large]'
+  suite racecheck-batched compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/test_api" '[batched]'
 fi
 printf '%s\n' "${summary[@]}"

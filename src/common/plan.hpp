@@ -10,15 +10,15 @@
 struct apairs_plan_s {
     virtual ~apairs_plan_s() = default;
 
-    // "pairwise", ...: names the family in messages (e.g. a plan given to the execute
-    // call of another family).
-    virtual const char *family() const = 0;
+    // "pairwise", "gemm", ...: the operation, and the C function that executes it.
+    virtual const char *op() const = 0;
+    virtual const char *execute_function() const = 0;
 
-    // Runs the plan on the caller's arrays, in the order of the family's execute call;
-    // `count` is how many that call passed. Arrays the family writes are passed here as
-    // const and cast back by the family. Checks every pointer before writing anything;
-    // throws apairs::Error.
-    virtual void execute(const void *const *arrays, int count) const = 0;
+    // Runs the plan on the caller's arrays, in the order of its execute function's
+    // arguments (apairs::require_op has checked that function is the right one). Arrays
+    // the plan writes arrive here as const and are cast back by the family. Checks every
+    // pointer before writing anything; throws apairs::Error.
+    virtual void execute(const void *const *arrays) const = 0;
 
     // One line: backend, kernel, launch configuration and why (apairs_plan_describe).
     std::string description;
@@ -26,3 +26,13 @@ struct apairs_plan_s {
     // A copy of the context at creation: the plan outlives it.
     apairs_context_s ctx;
 };
+
+namespace apairs {
+
+// Every execute function first checks that it was given a plan of its operation.
+inline void require_op(const apairs_plan_s &plan, const char *op) {
+    if (std::string(plan.op()) != op)
+        fail(APAIRS_ERROR_UNSUPPORTED, "plan is a {} plan: execute it with {}", plan.op(), plan.execute_function());
+}
+
+}  // namespace apairs

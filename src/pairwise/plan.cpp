@@ -60,11 +60,10 @@ public:
         description = describe_host(ctx, pb_);
     }
 
-    const char *family() const override { return "pairwise"; }
+    const char *op() const override { return "pairwise"; }
+    const char *execute_function() const override { return "apairs_plan_execute"; }
 
-    void execute(const void *const *arrays, int count) const override {
-        if (count != 3)
-            fail(APAIRS_ERROR_UNSUPPORTED, "the plan is an all-pairs plan: execute it with apairs_plan_execute");
+    void execute(const void *const *arrays) const override {
         const void *A = arrays[0], *B = arrays[1];
         void *D = const_cast<void *>(arrays[2]);
 #if APAIRS_HAVE_CUDA

@@ -43,6 +43,9 @@ TYPE_MAP = {
     ("apairs_plan_t", 1, False): ("type", "c_ptr", "ref"),
     ("char", 1, False): ("character", "c_char", "array"),
 }
+# C pointer parameters that are arrays (one entry per batch element), by parameter name:
+# by reference with dimension(*), whatever TYPE_MAP says for their type as a scalar.
+ARRAY_PARAMS = {"info"}
 # C result type -> Fortran function result (type, kind); None = subroutine.
 RESULT_MAP = {
     ("void", 0, False): None,
@@ -434,6 +437,8 @@ def compare(header_text, module_text):
                              where, i, cdesc, __file__)
                 continue
             ftype, fkind, passing = TYPE_MAP[ckey]
+            if cname in ARRAY_PARAMS and ckey[1] == 1:
+                passing = "array"
             want = "%s(%s), %s" % (ftype, fkind, passing)
             got = describe_passing(info)
             if got != want:

@@ -19,9 +19,9 @@
 
 /* Versions */
 PIN(APAIRS_VERSION_MAJOR == 0, version_major);
-PIN(APAIRS_VERSION_MINOR == 1, version_minor);
+PIN(APAIRS_VERSION_MINOR == 2, version_minor);
 PIN(APAIRS_VERSION_PATCH == 0, version_patch);
-PIN(APAIRS_VERSION_NUMBER == 100, version_number);
+PIN(APAIRS_VERSION_NUMBER == 200, version_number);
 
 /* Types: every integer in the ABI has a fixed width; handles are plain pointers. */
 PIN(sizeof(apairs_status_t) == 4, sizeof_status);
@@ -68,6 +68,16 @@ PIN(APAIRS_METRIC_DOT == 6, metric_dot);
 PIN(APAIRS_METRIC_COSINE == 7, metric_cosine);
 PIN(APAIRS_METRIC_HAMMING == 8, metric_hamming);
 
+/* Batched plans */
+PIN(APAIRS_LAYOUT_AOS == 1, layout_aos);
+PIN(APAIRS_LAYOUT_SOA == 2, layout_soa);
+PIN(APAIRS_ORDER_ROW_MAJOR == 1, order_row_major);
+PIN(APAIRS_ORDER_COL_MAJOR == 2, order_col_major);
+PIN(APAIRS_OP_N == 0, op_n);
+PIN(APAIRS_OP_T == 1, op_t);
+PIN(APAIRS_UPLO_LOWER == 1, uplo_lower);
+PIN(APAIRS_UPLO_UPPER == 2, uplo_upper);
+
 /* Signatures: each function assigned to a pointer of its exact released type; a change
  * of any parameter or result type is an incompatible-pointer error under -Werror. */
 static int32_t (*const p_version_number)(void) = apairs_version_number;
@@ -87,6 +97,20 @@ static int32_t (*const p_plan_create_pairwise)(apairs_plan_t *, apairs_context_t
 static int32_t (*const p_plan_execute)(apairs_plan_t, const void *, const void *, void *) = apairs_plan_execute;
 static int32_t (*const p_plan_describe)(apairs_plan_t, char *, int64_t, int64_t *) = apairs_plan_describe;
 static int32_t (*const p_plan_destroy)(apairs_plan_t) = apairs_plan_destroy;
+static int32_t (*const p_plan_create_gemm_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t,
+                                                   int32_t, int32_t, int64_t, int64_t, int64_t, double, double,
+                                                   int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) =
+    apairs_plan_create_gemm_batched;
+static int32_t (*const p_plan_execute_gemm)(apairs_plan_t, const void *, const void *, void *) =
+    apairs_plan_execute_gemm;
+static int32_t (*const p_plan_create_potrf_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t,
+                                                    int32_t, int64_t, int64_t, int64_t, int64_t) =
+    apairs_plan_create_potrf_batched;
+static int32_t (*const p_plan_execute_potrf)(apairs_plan_t, void *, int32_t *) = apairs_plan_execute_potrf;
+static int32_t (*const p_plan_create_potrs_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t,
+                                                    int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                                    int64_t) = apairs_plan_create_potrs_batched;
+static int32_t (*const p_plan_execute_potrs)(apairs_plan_t, const void *, void *) = apairs_plan_execute_potrs;
 
 int main(void) {
     const void *const all[] = {
@@ -96,6 +120,9 @@ int main(void) {
         (const void *)&p_context_set_stream, (const void *)&p_context_set_option,
         (const void *)&p_context_get_option, (const void *)&p_plan_create_pairwise,
         (const void *)&p_plan_execute, (const void *)&p_plan_describe, (const void *)&p_plan_destroy,
+        (const void *)&p_plan_create_gemm_batched, (const void *)&p_plan_execute_gemm,
+        (const void *)&p_plan_create_potrf_batched, (const void *)&p_plan_execute_potrf,
+        (const void *)&p_plan_create_potrs_batched, (const void *)&p_plan_execute_potrs,
     };
     (void)all;
 

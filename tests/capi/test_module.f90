@@ -17,7 +17,7 @@ program test_module
 
   failures = 0
   call expect(apairs_version_number() == APAIRS_VERSION_NUMBER_F, 'version number')
-  call expect(index(apairs_version_string_f(), '0.1.0') == 1, 'version string')
+  call expect(index(apairs_version_string_f(), '0.2.0') == 1, 'version string')
   call expect(apairs_status_string_f(APAIRS_SUCCESS) == 'success', 'status string 0')
   call expect(apairs_status_string_f(12345_c_int32_t) == 'unknown status', 'unknown status')
   call expect(apairs_cuda_device_count(count) == APAIRS_SUCCESS .and. count >= 0, 'device count')

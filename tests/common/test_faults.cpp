@@ -143,6 +143,32 @@ TEST_CASE("every allocation that fails gives OUT_OF_MEMORY, writes nothing and l
         CHECK(unwritten == 0);
         CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
     }
+
+    // A batched gemm plan: its creation always allocates; its execution on the host
+    // allocates nothing, on CUDA its staging buffers.
+    {
+        const int64_t m = 5, n = 3, k = 7, batch = 33;
+        apairs_plan_t plan = kPlanSentinel;
+        CHECK(sweep("apairs_plan_create_gemm_batched",
+                    [&] {
+                        return apairs_plan_create_gemm_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                               APAIRS_ORDER_COL_MAJOR, APAIRS_OP_N, APAIRS_OP_T, m, n,
+                                                               k, 1.0, 0.5, m, m * k, n, n * k, m, m * n, batch);
+                    },
+                    [&] { CHECK(plan == kPlanSentinel); }, false) >= 1);
+        REQUIRE(plan != kPlanSentinel);
+        std::vector<double> A(size_t(m * k * batch), 0.25), B(size_t(n * k * batch), -0.5);
+        std::vector<double> C(size_t(m * n * batch), 2.0), C0 = C;
+        const int64_t failures = sweep("apairs_plan_execute_gemm",
+                                       [&] {
+                                           C = C0;
+                                           return apairs_plan_execute_gemm(plan, A.data(), B.data(), C.data());
+                                       },
+                                       [&] { CHECK(C == C0); });
+        CHECK(failures >= (backend == APAIRS_BACKEND_CUDA ? 1 : 0));
+        for (double c : C) CHECK(c == 1.0 - 7 * 0.125);  // 0.5 * 2 + 7 * (0.25 * -0.5)
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
     CHECK(apairs_context_destroy(ctx) == APAIRS_SUCCESS);
 #if APAIRS_TEST_LSAN
     CHECK(__lsan_do_recoverable_leak_check() == 0);

@@ -1,0 +1,675 @@
+// CUDA engine of the batched Cholesky family: potrf (A_e = L_e L_e^T, or U_e^T U_e) and
+// potrs (A_e X_e = B_e from the factor).
+//
+// Every kernel works on the logical lower factor L: an upper factor U = L^T is the lower
+// one with the fast-grid coordinates swapped, and so is a column-major lower one. The
+// fast grid is the stored matrix in memory order (rows of ld-strided contiguous runs);
+// logical L(i, j), i >= j, is fast-grid (i, j), or (j, i) when `swap`. The other strict
+// triangle is never read nor written (the staging walks skip it without loading).
+//
+// Elements are handled by teams: a team is max(32, G) threads owning max(1, 32 / G)
+// elements, G threads per element. A team copies its elements' operands into its own
+// slice of shared memory with loads in memory order (AoS: element by element, row by
+// row; SoA: entry by entry, the team's elements of an entry together: whole sectors
+// either way), computes, and copies the results back in memory order. A team of one warp
+// synchronises with __syncwarp only; a larger team (a block-per-element sub-block) with
+// __syncthreads, and the blocks' element loop is block-uniform so every thread meets the
+// same barriers. The element loop is grid-stride over a resident grid.
+//
+//   potrf, n <= 8: thread-per-element (G = 1). n is a template parameter: the packed
+//     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
+//   potrf, n > 8: block-per-element, a sub-block of S = 32 (n <= 32), 64 (n <= 64) or 128
+//     threads per element; the packed triangle and a copy of the current column in
+//     shared memory; right-looking, column j: every thread reads the pivot, the column is
+//     scaled (S threads over its rows), then the trailing triangle is updated (S threads
+//     over its entries in row order). An entry's sums still run l = 0..j-1 in order with
+//     fma, so both models give the same bits as left-looking.
+//   potrs: G = the number of right-hand sides rounded up to a power of two, at most 128;
+//     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
+//     The factor's triangle is staged once per element, B in chunks of G columns; each
+//     thread solves one column (L y = b, then L^T x = y) in shared memory.
+//
+// Failures (info[e] = j + 1 when the pivot of column j is not > 0, NaN included) stop
+// only that element: its threads skip the remaining work but keep meeting the barriers,
+// and the copy-out writes only the columns before j (the rest of the element keeps its
+// original values), as the host engine's left-looking factorisation leaves it.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "batched/cuda.hpp"
+#include "cuda/device.hpp"
+#include "cuda/runtime.cuh"
+#include "cuda/staging.cuh"
+
+namespace apairs::batched {
+using namespace apairs::cuda;
+
+namespace {
+
+// A register budget rather than launch bounds: with launch bounds alone, CUDA 13's ptxas
+// settles some of these kernels at 64 registers and spills; 128 keeps every kernel free
+// of local memory and still allows blocks of 512 threads.
+#if CUDART_VERSION >= 12040
+#define CHOL_MAXNREG __maxnreg__(128)
+#else
+#define CHOL_MAXNREG __launch_bounds__(512)
+#endif
+
+__host__ __device__ constexpr int chol_pad_odd(int x) { return x | 1; }
+__host__ __device__ constexpr int tri_size(int n) { return n * (n + 1) / 2; }
+// Packed lower triangle, row-major: L(i, j) at tri_off(i) + j.
+__host__ __device__ constexpr int tri_off(int i) { return i * (i + 1) / 2; }
+constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
+
+// The factor as the kernels see it (logical lower).
+template <class T>
+struct Tri {
+    T *p;
+    int64_t ld, stride;
+    bool soa, swap;  // swap: logical (i, j) is fast-grid (j, i)
+};
+
+template <class T>
+struct PotrfArgs {
+    Tri<T> a;
+    int32_t *info;
+    int n;
+    int sub;  // threads per element of the block kernel (team size)
+    int64_t batch;
+};
+
+template <class T>
+struct PotrsArgs {
+    Tri<const T> a;
+    T *b;
+    int64_t ldb, sb;
+    bool soa_b, row_major_b;
+    int n, nrhs, g;  // g: threads per element (columns per chunk)
+    int64_t batch;
+};
+
+// A walk over a 3-D index space (d0 fastest) in steps of `step` linear positions,
+// without divisions after the start.
+struct CWalker {
+    int d0, d1, d2, e0, e1, s0, s1, s2;
+    __device__ CWalker(int start, int step, int E0, int E1) : e0(E0), e1(E1) {
+        d0 = start % E0;
+        int y = start / E0;
+        d1 = y % E1;
+        d2 = y / E1;
+        s0 = step % E0;
+        y = step / E0;
+        s1 = y % E1;
+        s2 = y / E1;
+    }
+    __device__ __forceinline__ void advance() {
+        d0 += s0;
+        int carry = d0 >= e0;
+        d0 -= carry ? e0 : 0;
+        d1 += s1 + carry;
+        carry = d1 >= e1;
+        d1 -= carry ? e1 : 0;
+        d2 += s2 + carry;
+    }
+};
+
+__device__ __forceinline__ void team_sync(bool warp_team) {
+    if (warp_team)
+        __syncwarp();
+    else
+        __syncthreads();
+}
+
+// Visits the fast-grid rectangle nr x nc of a team's `ept` elements in memory order
+// (AoS: (c, r, q) with c fastest; SoA: (q, c, r)), the team's `tt` threads `tt` positions
+// apart. map(q, r, c, &global_offset, &shared_offset) says whether (and where) to copy.
+// Loads CH entries before storing them, so that CH loads per thread are in flight.
+template <int CH, class T, class Map>
+__device__ __forceinline__ void team_load(const T *g, T *sh, bool soa, int tid, int tt, int ept, int nr, int nc,
+                                          Map map) {
+    CWalker w = soa ? CWalker(tid, tt, ept, nc) : CWalker(tid, tt, nc, nr);
+    const int last = soa ? nr : ept;
+    while (w.d2 < last) {
+        T v[CH];
+        int dst[CH];
+#pragma unroll
+        for (int c = 0; c < CH; ++c) {
+            const int q = soa ? w.d0 : w.d2;
+            const int rr = soa ? w.d2 : w.d1, col = soa ? w.d1 : w.d0;
+            int64_t go = 0;
+            int so = -1;
+            const bool ok = w.d2 < last && map(q, rr, col, go, so);
+            v[c] = ok ? g[go] : T(0);
+            dst[c] = ok ? so : -1;
+            w.advance();
+        }
+#pragma unroll
+        for (int c = 0; c < CH; ++c)
+            if (dst[c] >= 0) sh[dst[c]] = v[c];
+    }
+}
+
+template <class T, class Map>
+__device__ __forceinline__ void team_store(T *g, const T *sh, bool soa, int tid, int tt, int ept, int nr, int nc,
+                                           Map map) {
+    CWalker w = soa ? CWalker(tid, tt, ept, nc) : CWalker(tid, tt, nc, nr);
+    const int last = soa ? nr : ept;
+#pragma unroll 4
+    for (; w.d2 < last; w.advance()) {
+        const int q = soa ? w.d0 : w.d2;
+        const int rr = soa ? w.d2 : w.d1, col = soa ? w.d1 : w.d0;
+        int64_t go = 0;
+        int so = -1;
+        if (map(q, rr, col, go, so)) g[go] = sh[so];
+    }
+}
+
+template <class T>
+__device__ __forceinline__ int64_t tri_offset(const Tri<T> &a, int r, int c, int64_t e) {
+    const int64_t idx = int64_t(r) * a.ld + c;
+    return a.soa ? idx * a.stride + e : e * a.stride + idx;
+}
+
+// Stages the triangles of elements e0 .. e0 + ept - 1 (those below batch) to
+// sh[q * es + tri_off(i) + j].
+template <int CH, class T, class U>
+__device__ __forceinline__ void load_tri(const Tri<U> &a, int n, int64_t e0, int64_t batch, T *sh, int es, int tid,
+                                         int tt, int ept) {
+    team_load<CH>(a.p, sh, a.soa, tid, tt, ept, n, n, [&](int q, int r, int c, int64_t &go, int &so) {
+        const int i = a.swap ? c : r, j = a.swap ? r : c;
+        const int64_t e = e0 + q;
+        if (i < j || e >= batch) return false;
+        go = tri_offset(a, r, c, e);
+        so = q * es + tri_off(i) + j;
+        return true;
+    });
+}
+
+// ---------------------------------------------------------------------------------
+// potrf, thread-per-element: N <= 8, the triangle in registers
+
+template <class T, int N>
+__global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
+    constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
+    constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    unsigned char *region = chol_smem + team * TEAM_BYTES;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT;
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = eb + int64_t(team) * EPT;
+        load_tri<8>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+        __syncwarp();
+
+        const int64_t e = e0 + lane;
+        T *const my = sh + lane * ES;
+        T r[NT];
+#pragma unroll
+        for (int x = 0; x < NT; ++x) r[x] = my[x];
+        int fail = 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            if (fail == 0) {
+                T d = r[tri_off(j) + j];
+#pragma unroll
+                for (int l = 0; l < j; ++l) d = fma(-r[tri_off(j) + l], r[tri_off(j) + l], d);
+                if (!(d > T(0))) {
+                    fail = j + 1;
+                } else {
+                    const T ljj = sqrt(d);
+                    r[tri_off(j) + j] = ljj;
+#pragma unroll
+                    for (int i = j + 1; i < N; ++i) {
+                        T t = r[tri_off(i) + j];
+#pragma unroll
+                        for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
+                        r[tri_off(i) + j] = t / ljj;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int x = 0; x < NT; ++x) my[x] = r[x];
+        failsh[lane] = fail;
+        if (e < g.batch) g.info[e] = fail;
+        __syncwarp();
+
+        team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
+            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+            const int64_t ee = e0 + q;
+            const int f = failsh[q];
+            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+            go = tri_offset(g.a, rr, c, ee);
+            so = q * ES + tri_off(i) + j;
+            return true;
+        });
+        __syncwarp();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// potrf, block-per-element: a sub-block of g.sub threads per element, right-looking in
+// shared memory (the packed triangle, then a copy of the current column).
+
+template <class T>
+__global__ void CHOL_MAXNREG potrf_block_kernel(const PotrfArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int n = g.n, S = g.sub, NT = tri_size(n), ES = chol_pad_odd(NT + n);
+    const int64_t team_bytes = round16(int64_t(ES) * sizeof(T) + 4);
+    const int team = threadIdx.x / S, tid = threadIdx.x % S, teams = blockDim.x / S;
+    const bool warp_team = S == 32;
+    unsigned char *region = chol_smem + team * team_bytes;
+    T *const a = reinterpret_cast<T *>(region);
+    T *const col = a + NT;
+    int *const failsh = reinterpret_cast<int *>(region + int64_t(ES) * sizeof(T));
+
+    for (int64_t eb = int64_t(blockIdx.x) * teams; eb < g.batch; eb += int64_t(gridDim.x) * teams) {
+        const int64_t e = eb + team;
+        load_tri<sizeof(T) == 8 ? 4 : 8>(g.a, n, e, g.batch, a, ES, tid, S, 1);
+        team_sync(warp_team);
+
+        bool alive = e < g.batch;
+        int fail = 0;
+        for (int j = 0; j < n; ++j) {
+            T ljj = T(1);
+            if (alive) {
+                const T d = a[tri_off(j) + j];
+                if (!(d > T(0))) {
+                    alive = false;
+                    fail = j + 1;
+                } else {
+                    ljj = sqrt(d);
+                    for (int i = j + 1 + tid; i < n; i += S) {
+                        const T v = a[tri_off(i) + j] / ljj;
+                        a[tri_off(i) + j] = v;
+                        col[i] = v;
+                    }
+                }
+            }
+            team_sync(warp_team);
+            if (alive) {
+                if (tid == 0) a[tri_off(j) + j] = ljj;
+                // The trailing triangle (i, k), j < k <= i < n, in row order: row i holds
+                // i - j entries; this thread takes positions tid, tid + S, ...
+                int i = j + 1, k = j + 1 + tid;
+                while (i < n && k > i) {
+                    k -= i - j;
+                    ++i;
+                }
+                while (i < n) {
+                    T *p = a + tri_off(i) + k;
+                    *p = fma(-col[i], col[k], *p);
+                    k += S;
+                    while (i < n && k > i) {
+                        k -= i - j;
+                        ++i;
+                    }
+                }
+            }
+            team_sync(warp_team);
+        }
+        if (tid == 0) {
+            failsh[0] = fail;
+            if (e < g.batch) g.info[e] = fail;
+        }
+        team_sync(warp_team);
+
+        team_store(g.a.p, a, g.a.soa, tid, S, 1, n, n, [&](int, int rr, int c, int64_t &go, int &so) {
+            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+            const int f = failsh[0];
+            if (i < j || e >= g.batch || (f > 0 && j >= f - 1)) return false;
+            go = tri_offset(g.a, rr, c, e);
+            so = tri_off(i) + j;
+            return true;
+        });
+        team_sync(warp_team);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// potrs: G threads per element, each solving one column of a chunk of G columns.
+
+template <class T>
+__global__ void CHOL_MAXNREG potrs_kernel(const PotrsArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int n = g.n, G = g.g, NT = tri_size(n), ES = chol_pad_odd(NT + n * G);
+    const int TT = G < 32 ? 32 : G, EPT = G < 32 ? 32 / G : 1;
+    const int team = threadIdx.x / TT, tid = threadIdx.x % TT, teams = blockDim.x / TT;
+    const bool warp_team = TT == 32;
+    T *const sh = reinterpret_cast<T *>(chol_smem) + int64_t(team) * EPT * ES;
+    const int q = tid / G, loc = tid % G;
+    const T *const L = sh + q * ES;
+    T *const x = sh + q * ES + NT + loc;  // x(i) = x[i * G]
+    const int64_t per_block = int64_t(teams) * EPT;
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = eb + int64_t(team) * EPT;
+        load_tri<sizeof(T) == 8 ? 4 : 8>(g.a, n, e0, g.batch, sh, ES, tid, TT, EPT);
+        for (int c0 = 0; c0 < g.nrhs; c0 += G) {
+            const int w = min(G, g.nrhs - c0);
+            // The chunk's fast-grid rectangle: rows r0 + [0, nr), columns c0f + [0, nc).
+            const int nr = g.row_major_b ? n : w, nc = g.row_major_b ? w : n;
+            const int r0 = g.row_major_b ? 0 : c0, c0f = g.row_major_b ? c0 : 0;
+            auto map = [&](int qq, int r, int c, int64_t &go, int &so) {
+                const int64_t e = e0 + qq;
+                if (e >= g.batch) return false;
+                const int rr = r + r0, cc = c + c0f;
+                const int i = g.row_major_b ? rr : cc, j = g.row_major_b ? cc : rr;
+                const int64_t idx = int64_t(rr) * g.ldb + cc;
+                go = g.soa_b ? idx * g.sb + e : e * g.sb + idx;
+                so = qq * ES + NT + i * G + (j - c0);
+                return true;
+            };
+            team_load<sizeof(T) == 8 ? 4 : 8>(g.b, sh, g.soa_b, tid, TT, EPT, nr, nc, map);
+            team_sync(warp_team);
+            if (e0 + q < g.batch && loc < w) {
+                // L y = b
+                for (int i = 0; i < n; ++i) {
+                    const T *Li = L + tri_off(i);
+                    T t = x[i * G];
+                    for (int l = 0; l < i; ++l) t = fma(-Li[l], x[l * G], t);
+                    x[i * G] = t / Li[i];
+                }
+                // L^T x = y
+                for (int i = n - 1; i >= 0; --i) {
+                    T t = x[i * G];
+                    for (int l = i + 1; l < n; ++l) t = fma(-L[tri_off(l) + i], x[l * G], t);
+                    x[i * G] = t / L[tri_off(i) + i];
+                }
+            }
+            team_sync(warp_team);
+            team_store(g.b, sh, g.soa_b, tid, TT, EPT, nr, nc, map);
+            team_sync(warp_team);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Kernel selection (the same for plan and execute: a function of the problem only)
+
+struct CKernel {
+    Model model = Model::ThreadPerElement;
+    const void *fn = nullptr;
+    std::string name;
+    int group = 1;            // threads per element
+    int unit_threads = 32;    // the estimator's unit of growth: one team
+    int unit_elements = 1;    // elements a team owns
+    int64_t unit_shared = 0;  // dynamic shared bytes per team
+    int sub = 0;              // potrf block kernel: threads per element
+    std::string why;
+};
+
+const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
+
+template <class T, int N>
+CKernel potrf_thread() {
+    CKernel k;
+    k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N>);
+    k.unit_shared = round16(int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
+    return k;
+}
+
+template <class T>
+CKernel potrf_thread_for(int n) {
+    switch (n) {
+    case 1: return potrf_thread<T, 1>();
+    case 2: return potrf_thread<T, 2>();
+    case 3: return potrf_thread<T, 3>();
+    case 4: return potrf_thread<T, 4>();
+    case 5: return potrf_thread<T, 5>();
+    case 6: return potrf_thread<T, 6>();
+    case 7: return potrf_thread<T, 7>();
+    default: return potrf_thread<T, 8>();
+    }
+}
+
+constexpr int kThreadMaxN = 8;
+
+CKernel potrf_kernel_for(const PotrfProblem &pb) {
+    const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
+    const int n = int(pb.n);
+    const int64_t es = int64_t(pb.elem_size());
+    CKernel k;
+    if (n <= kThreadMaxN) {
+        k = f64 ? potrf_thread_for<double>(n) : potrf_thread_for<float>(n);
+        k.model = Model::ThreadPerElement;
+        k.group = 1;
+        k.unit_threads = 32;
+        k.unit_elements = 32;
+        k.name = fmt::format("potrf_thread<{}, n={}>", tname(pb.dtype), n);
+        k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
+                            "registers, each warp staging its 32 elements through shared memory in memory order",
+                            n, kThreadMaxN, tri_size(n));
+    } else {
+        const int S = n <= 32 ? 32 : n <= 64 ? 64 : 128;
+        k.fn = f64 ? reinterpret_cast<const void *>(&potrf_block_kernel<double>)
+                   : reinterpret_cast<const void *>(&potrf_block_kernel<float>);
+        k.model = Model::BlockPerElement;
+        k.group = S;
+        k.sub = S;
+        k.unit_threads = S;
+        k.unit_elements = 1;
+        k.unit_shared = round16(int64_t(chol_pad_odd(tri_size(n) + n)) * es + 4);
+        k.name = fmt::format("potrf_block<{}, {} threads per element>", tname(pb.dtype), S);
+        k.why = fmt::format("n = {} (above {}): a sub-block of {} threads per element factors it right-looking "
+                            "in shared memory (the packed triangle, {} bytes), the column scaled and the trailing "
+                            "triangle updated in parallel",
+                            n, kThreadMaxN, S, int64_t(tri_size(n) + n) * es);
+    }
+    return k;
+}
+
+CKernel potrs_kernel_for(const PotrsProblem &pb) {
+    const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
+    const int n = int(pb.n), nrhs = int(pb.nrhs);
+    const int64_t es = int64_t(pb.elem_size());
+    // G: nrhs rounded up to a power of two, grown further while a team's shared memory
+    // (32 / G elements, each its factor and G columns of B) exceeds 96 KiB, so that large
+    // n with few right-hand sides still launches (fewer elements per team).
+    auto team_shared = [&](int g) { return int64_t(std::max(1, 32 / g)) * chol_pad_odd(tri_size(n) + n * g) * es; };
+    int G = 1;
+    while (G < nrhs && G < 128) G *= 2;
+    while (G < 128 && team_shared(G) > 96 * 1024) G *= 2;
+    CKernel k;
+    k.fn = f64 ? reinterpret_cast<const void *>(&potrs_kernel<double>)
+               : reinterpret_cast<const void *>(&potrs_kernel<float>);
+    k.model = G == 1 ? Model::ThreadPerElement : G <= 32 ? Model::WarpGroup : Model::BlockPerElement;
+    k.group = G;
+    k.unit_threads = std::max(32, G);
+    k.unit_elements = std::max(1, 32 / G);
+    k.unit_shared = int64_t(k.unit_elements) * chol_pad_odd(tri_size(n) + n * G) * es;
+    k.name = fmt::format("potrs<{}, {} threads per element>", tname(pb.dtype), G);
+    k.why = fmt::format("nrhs = {}: {} thread{} per element, each solving {} right-hand side{} at a time in shared "
+                        "memory against the element's staged factor (n = {}){}",
+                        nrhs, G, G == 1 ? "" : "s", G == 1 ? "one" : "one of a chunk of", G == 1 ? "" : "s", n,
+                        nrhs > G ? fmt::format(", {} chunks of {} columns", (nrhs + G - 1) / G, G) : "");
+    return k;
+}
+
+void prepare_chol_function(const CKernel &k, const DeviceLimits &limits) {
+    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(limits.max_shared_per_block)),
+          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               int(cudaSharedmemCarveoutMaxShared)),
+          "cudaFuncSetAttribute(PreferredSharedMemoryCarveout)");
+}
+
+CudaGemmConfig plan_kernel(const CKernel &kn, int64_t batch, int device, double occupancy_target,
+                           const std::string &what) {
+    require_device(device);
+    DeviceScope scope(device);
+    const DeviceLimits limits = device_limits(device);
+    prepare_chol_function(kn, limits);
+
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, kn.fn), "cudaFuncGetAttributes");
+    CudaGemmConfig cfg;
+    cfg.device = device;
+    cfg.device_name = limits.name;
+    cfg.cc_major = limits.cc_major;
+    cfg.cc_minor = limits.cc_minor;
+    cfg.sm_count = limits.sm_count;
+    cfg.model = kn.model;
+    cfg.group = kn.group;
+    cfg.regs_per_thread = fa.numRegs;
+
+    KernelAttributes ka;
+    ka.regs_per_thread = fa.numRegs;
+    ka.shared_fixed = int64_t(fa.sharedSizeBytes);
+    ka.max_threads_per_block = fa.maxThreadsPerBlock;
+    ka.threads_per_unit = kn.unit_threads;
+    ka.shared_per_unit = kn.unit_shared;
+    try {
+        cfg.choice = choose_block_size(limits, ka, occupancy_target);
+    } catch (const std::invalid_argument &e) {
+        throw Error(APAIRS_ERROR_UNSUPPORTED, fmt::format("{}: no launch configuration of {} ({} bytes of shared "
+                                                          "memory per {} threads) fits {}: {}",
+                                                          what, kn.name, kn.unit_shared, kn.unit_threads,
+                                                          limits.name, e.what()));
+    }
+    cfg.block_threads = cfg.choice.chosen.block_threads;
+    const int units = cfg.block_threads / kn.unit_threads;
+    cfg.dynamic_shared = int64_t(units) * kn.unit_shared;
+    const int64_t per_block = int64_t(units) * kn.unit_elements;
+    const int64_t blocks = (batch + per_block - 1) / per_block;
+    const int64_t resident = int64_t(std::max(1, cfg.choice.chosen.blocks_per_sm)) * limits.sm_count;
+    cfg.grid = std::max<int64_t>(1, std::min({blocks, resident, int64_t(0x7fffffff)}));
+
+    int cuda_blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cuda_blocks, kn.fn, cfg.block_threads,
+                                                        size_t(cfg.dynamic_shared)),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    cfg.cuda_blocks_per_sm = cuda_blocks;
+    cfg.why_model = fmt::format("{} ({}, {} elements per block of {} threads)", kn.why, kn.name, per_block,
+                                cfg.block_threads);
+    return cfg;
+}
+
+// Raises the kernel's dynamic shared limit again if something lowered it since planning.
+void ensure_shared(const CKernel &kn, const CudaGemmConfig &cfg) {
+    if (cfg.dynamic_shared <= 48 * 1024) return;
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, kn.fn), "cudaFuncGetAttributes");
+    if (fa.maxDynamicSharedSizeBytes < cfg.dynamic_shared)
+        check(cudaFuncSetAttribute(kn.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.dynamic_shared)),
+              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+}
+
+template <class T>
+Tri<T> tri_of(const Matrix &m, bool lower, T *p) {
+    Tri<T> t;
+    t.p = p;
+    t.ld = m.ld;
+    t.stride = m.stride;
+    t.soa = m.soa;
+    // Logical L(i, j) = stored (i, j) (lower) or (j, i) (upper, U = L^T); the fast grid
+    // is the stored matrix itself (row-major) or its transpose (column-major).
+    t.swap = lower != m.row_major;
+    return t;
+}
+
+}  // namespace
+
+CudaGemmConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target) {
+    return plan_kernel(potrf_kernel_for(pb), pb.batch, device, occupancy_target,
+                       fmt::format("batched potrf n={}", pb.n));
+}
+
+void execute_potrf_cuda(const PotrfProblem &pb, const CudaGemmConfig &cfg, void *stream_ptr, void *A,
+                        int32_t *info) {
+    DeviceScope scope(cfg.device);
+    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+    const int64_t es = int64_t(pb.elem_size());
+
+    Staging st(cfg.device, stream);
+    const int64_t wa = pb.a.span(pb.batch) * es, wi = pb.batch * int64_t(sizeof(int32_t));
+    const int a_slot = st.out(A, 1, wa, wa, "A", true);
+    const int i_slot = st.out(info, 1, wi, wi, "info");
+    st.stage();
+    const Staging::View a = st.view(a_slot), inf = st.view(i_slot);
+
+    const CKernel kn = potrf_kernel_for(pb);
+    ensure_shared(kn, cfg);
+    const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
+    auto launch = [&](auto args) {
+        void *params[] = {&args};
+        check(cudaLaunchKernel(kn.fn, grid, block, params, size_t(cfg.dynamic_shared), stream),
+              "batched potrf kernel launch");
+    };
+    auto fill = [&](auto *p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        PotrfArgs<T> g;
+        g.a = tri_of<T>(pb.a, pb.lower, p);
+        g.info = static_cast<int32_t *>(inf.ptr);
+        g.n = int(pb.n);
+        g.sub = kn.sub;
+        g.batch = pb.batch;
+        return g;
+    };
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        launch(fill(static_cast<double *>(a.ptr)));
+    else
+        launch(fill(static_cast<float *>(a.ptr)));
+    check(cudaGetLastError(), "batched potrf kernel launch");
+    st.finish();
+}
+
+CudaGemmConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
+    return plan_kernel(potrs_kernel_for(pb), pb.batch, device, occupancy_target,
+                       fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs));
+}
+
+void execute_potrs_cuda(const PotrsProblem &pb, const CudaGemmConfig &cfg, void *stream_ptr, const void *A,
+                        void *B) {
+    DeviceScope scope(cfg.device);
+    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+    const int64_t es = int64_t(pb.elem_size());
+
+    Staging st(cfg.device, stream);
+    const int64_t wa = pb.a.span(pb.batch) * es, wb = pb.b.span(pb.batch) * es;
+    const int a_slot = st.in(A, 1, wa, wa, "A");
+    const int b_slot = st.out(B, 1, wb, wb, "B", true);
+    st.stage();
+    const Staging::View a = st.view(a_slot), b = st.view(b_slot);
+
+    const CKernel kn = potrs_kernel_for(pb);
+    ensure_shared(kn, cfg);
+    const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
+    auto launch = [&](auto args) {
+        void *params[] = {&args};
+        check(cudaLaunchKernel(kn.fn, grid, block, params, size_t(cfg.dynamic_shared), stream),
+              "batched potrs kernel launch");
+    };
+    auto fill = [&](auto *p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        PotrsArgs<T> g;
+        g.a = tri_of<const T>(pb.a, pb.lower, static_cast<const T *>(a.ptr));
+        g.b = p;
+        g.ldb = pb.b.ld;
+        g.sb = pb.b.stride;
+        g.soa_b = pb.b.soa;
+        g.row_major_b = pb.b.row_major;
+        g.n = int(pb.n);
+        g.nrhs = int(pb.nrhs);
+        g.g = kn.group;
+        g.batch = pb.batch;
+        return g;
+    };
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        launch(fill(static_cast<double *>(b.ptr)));
+    else
+        launch(fill(static_cast<float *>(b.ptr)));
+    check(cudaGetLastError(), "batched potrs kernel launch");
+    st.finish();
+}
+
+}  // namespace apairs::batched

@@ -1,0 +1,158 @@
+// Batched ops on the host: OpenMP over chunks of elements. Square sizes 2, 3, 4, 8 and
+// 16 (the common transforms and element matrices) are compiled for their size; others
+// take the generic loop. Sums run over l = 0..k-1 in order, as on
+// the GPU, so both backends meet apairs.h's bound the same way.
+#include "batched/host.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "batched/layout.hpp"
+
+namespace apairs::batched {
+namespace {
+
+// An operand's layout as three strides: entry (i, j) of element e is at
+// e * es + i * rs + j * cs (after the op's transpose, which swaps rs and cs).
+struct Strides {
+    int64_t es, rs, cs;
+};
+
+Strides strides(const Matrix &x, bool trans) {
+    int64_t r = x.row_major ? x.ld : 1, c = x.row_major ? 1 : x.ld;
+    if (x.soa) r *= x.stride, c *= x.stride;
+    Strides s{x.soa ? 1 : x.stride, r, c};
+    if (trans) std::swap(s.rs, s.cs);
+    return s;
+}
+
+// C_e = alpha op(A_e) op(B_e) + beta C_e for elements [e0, e1). N > 0: m = n = k = N known
+// at compile time. Row i of C is accumulated in acc[0..n) over l = 0..k-1 in order, so
+// every entry sums its k products in order, as the GPU does.
+template <class T, int N>
+void gemm_range(const GemmProblem &pb, const T *A, const T *B, T *C, int64_t e0, int64_t e1) {
+    const int64_t m = N ? N : pb.m, n = N ? N : pb.n, k = N ? N : pb.k;
+    const Strides sa = strides(pb.a, pb.trans_a), sb = strides(pb.b, pb.trans_b), sc = strides(pb.c, false);
+    const T alpha = T(pb.alpha), beta = T(pb.beta);
+    T acc[N ? N : kMaxGemmSize];
+    for (int64_t e = e0; e < e1; ++e) {
+        const T *a = A + e * sa.es, *b = B + e * sb.es;
+        T *c = C + e * sc.es;
+        for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) acc[j] = T(0);
+            for (int64_t l = 0; l < k; ++l) {
+                const T ail = a[i * sa.rs + l * sa.cs];
+                const T *bl = b + l * sb.rs;
+                for (int64_t j = 0; j < n; ++j) acc[j] += ail * bl[j * sb.cs];
+            }
+            T *ci = c + i * sc.rs;
+            if (beta == T(0))  // beta = 0 never reads C
+                for (int64_t j = 0; j < n; ++j) ci[j * sc.cs] = alpha * acc[j];
+            else
+                for (int64_t j = 0; j < n; ++j) ci[j * sc.cs] = alpha * acc[j] + beta * ci[j * sc.cs];
+        }
+    }
+}
+
+template <class T, int N>
+void gemm_all(const GemmProblem &pb, const T *A, const T *B, T *C, int threads) {
+    // Chunks of elements per iteration keep the loop overhead off tiny elements.
+    constexpr int64_t kChunk = 256;
+    const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
+    for (int64_t t = 0; t < chunks; ++t)
+        gemm_range<T, N>(pb, A, B, C, t * kChunk, std::min(pb.batch, (t + 1) * kChunk));
+}
+
+template <class T>
+void gemm_typed(const GemmProblem &pb, const T *A, const T *B, T *C, int threads) {
+    if (pb.m == pb.n && pb.n == pb.k) switch (pb.k) {
+        case 2: return gemm_all<T, 2>(pb, A, B, C, threads);
+        case 3: return gemm_all<T, 3>(pb, A, B, C, threads);
+        case 4: return gemm_all<T, 4>(pb, A, B, C, threads);
+        case 8: return gemm_all<T, 8>(pb, A, B, C, threads);
+        case 16: return gemm_all<T, 16>(pb, A, B, C, threads);
+        }
+    gemm_all<T, 0>(pb, A, B, C, threads);
+}
+
+// Cholesky of one element, left-looking: column j's sums run over l = 0..j-1 in order.
+// Works on the logical lower triangle; an upper factor (A = U^T U) is the lower one of the
+// transposed strides. Returns LAPACK's info.
+template <class T>
+int32_t potrf_element(T *a, const Strides &s, int64_t n) {
+    auto at = [&](int64_t i, int64_t j) -> T & { return a[i * s.rs + j * s.cs]; };
+    for (int64_t j = 0; j < n; ++j) {
+        T d = at(j, j);
+        for (int64_t l = 0; l < j; ++l) d -= at(j, l) * at(j, l);
+        if (!(d > T(0))) return static_cast<int32_t>(j + 1);  // also a NaN
+        const T ljj = std::sqrt(d);
+        at(j, j) = ljj;
+        for (int64_t i = j + 1; i < n; ++i) {
+            T t = at(i, j);
+            for (int64_t l = 0; l < j; ++l) t -= at(i, l) * at(j, l);
+            at(i, j) = t / ljj;
+        }
+    }
+    return 0;
+}
+
+// A X = B from the factor L (logical lower): L y = b, then L^T x = y, column by column.
+template <class T>
+void potrs_element(const T *a, const Strides &sa, T *b, const Strides &sb, int64_t n, int64_t nrhs) {
+    auto L = [&](int64_t i, int64_t j) { return a[i * sa.rs + j * sa.cs]; };
+    for (int64_t r = 0; r < nrhs; ++r) {
+        auto x = [&](int64_t i) -> T & { return b[i * sb.rs + r * sb.cs]; };
+        for (int64_t i = 0; i < n; ++i) {
+            T t = x(i);
+            for (int64_t l = 0; l < i; ++l) t -= L(i, l) * x(l);
+            x(i) = t / L(i, i);
+        }
+        for (int64_t i = n - 1; i >= 0; --i) {
+            T t = x(i);
+            for (int64_t l = i + 1; l < n; ++l) t -= L(l, i) * x(l);
+            x(i) = t / L(i, i);
+        }
+    }
+}
+
+template <class T>
+void potrf_typed(const PotrfProblem &pb, T *A, int32_t *info, int threads) {
+    const Strides s = strides(pb.a, !pb.lower);
+#pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
+    for (int64_t e = 0; e < pb.batch; ++e) info[e] = potrf_element(A + e * s.es, s, pb.n);
+}
+
+template <class T>
+void potrs_typed(const PotrsProblem &pb, const T *A, T *B, int threads) {
+    const Strides sa = strides(pb.a, !pb.lower), sb = strides(pb.b, false);
+#pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
+    for (int64_t e = 0; e < pb.batch; ++e) potrs_element(A + e * sa.es, sa, B + e * sb.es, sb, pb.n, pb.nrhs);
+}
+
+}  // namespace
+
+void potrf_host(const PotrfProblem &pb, void *A, int32_t *info, int threads) {
+    if (pb.dtype == APAIRS_DTYPE_F64) potrf_typed(pb, static_cast<double *>(A), info, threads);
+    else potrf_typed(pb, static_cast<float *>(A), info, threads);
+}
+
+void potrs_host(const PotrsProblem &pb, const void *A, void *B, int threads) {
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        potrs_typed(pb, static_cast<const double *>(A), static_cast<double *>(B), threads);
+    else
+        potrs_typed(pb, static_cast<const float *>(A), static_cast<float *>(B), threads);
+}
+
+void gemm_host(const GemmProblem &pb, const void *A, const void *B, void *C, int threads) {
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        gemm_typed(pb, static_cast<const double *>(A), static_cast<const double *>(B), static_cast<double *>(C),
+                   threads);
+    else
+        gemm_typed(pb, static_cast<const float *>(A), static_cast<const float *>(B), static_cast<float *>(C),
+                   threads);
+}
+
+}  // namespace apairs::batched

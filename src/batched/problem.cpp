@@ -1,0 +1,117 @@
+#include "batched/problem.hpp"
+
+#include <cmath>
+
+namespace apairs::batched {
+namespace {
+
+// One operand: `rows` x `cols` as stored, with ld and stride as apairs.h defines them
+// for the layout; checked and returned as a Matrix. The names are the C arguments'.
+Matrix operand(bool soa, bool row_major, int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t batch,
+               size_t elem, const char *ld_name, const char *stride_name) {
+    Matrix x;
+    x.rows = rows, x.cols = cols, x.ld = ld, x.stride = stride, x.soa = soa, x.row_major = row_major;
+    const int64_t inner = row_major ? cols : rows;
+    if (ld < inner)
+        fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected >= {} (the {} of the stored {} x {} matrix)", ld_name, ld,
+             inner, row_major ? "columns" : "rows", rows, cols);
+    int64_t extent = 0;  // (outer - 1) * ld + inner, checked
+    if (!mul_ok((row_major ? rows : cols) - 1, ld, &extent) || __builtin_add_overflow(extent, inner, &extent))
+        fail(APAIRS_ERROR_OVERFLOW, "{} = {}: the element's extent overflows 64 bits", ld_name, ld);
+    const int64_t need = soa ? batch : extent;
+    if (stride < need)
+        fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected >= {} ({})", stride_name, stride, need,
+             soa ? "the batch count: a SoA stride spans the batch" : "the element's extent: elements may not overlap");
+    // The operand's span, in bytes, must fit in 64 bits.
+    int64_t span = 0, bytes = 0;
+    const int64_t runs = soa ? extent - 1 : batch - 1, last = soa ? batch : extent;
+    if (!mul_ok(runs, stride, &span) || __builtin_add_overflow(span, last, &span) ||
+        !mul_ok(span, static_cast<int64_t>(elem), &bytes))
+        fail(APAIRS_ERROR_OVERFLOW, "{} = {} with batch = {}: the operand spans more than 64-bit byte counts",
+             stride_name, stride, batch);
+    return x;
+}
+
+bool op_of(int32_t v, const char *name) {
+    if (v != APAIRS_OP_N && v != APAIRS_OP_T) fail(APAIRS_ERROR_UNKNOWN_ENUM, "{} = {}: not an apairs_op_e value", name, v);
+    return v == APAIRS_OP_T;
+}
+
+void check_dtype_layout(int32_t dtype, int32_t layout, int32_t order, const char *op) {
+    if (dtype != APAIRS_DTYPE_F32 && dtype != APAIRS_DTYPE_F64) {
+        if (dtype == APAIRS_DTYPE_U8) fail(APAIRS_ERROR_UNSUPPORTED, "dtype = u8: batched {} takes f32 or f64", op);
+        fail(APAIRS_ERROR_UNKNOWN_ENUM, "dtype = {}: not an apairs_dtype_e value", dtype);
+    }
+    if (layout != APAIRS_LAYOUT_AOS && layout != APAIRS_LAYOUT_SOA)
+        fail(APAIRS_ERROR_UNKNOWN_ENUM, "layout = {}: not an apairs_layout_e value", layout);
+    if (order != APAIRS_ORDER_ROW_MAJOR && order != APAIRS_ORDER_COL_MAJOR)
+        fail(APAIRS_ERROR_UNKNOWN_ENUM, "order = {}: not an apairs_order_e value", order);
+}
+
+bool lower_of(int32_t uplo) {
+    if (uplo != APAIRS_UPLO_LOWER && uplo != APAIRS_UPLO_UPPER)
+        fail(APAIRS_ERROR_UNKNOWN_ENUM, "uplo = {}: not an apairs_uplo_e value", uplo);
+    return uplo == APAIRS_UPLO_LOWER;
+}
+
+void check_size(int64_t v, int64_t max, const char *name) {
+    if (v < 1 || v > max) fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected 1 <= {} <= {}", name, v, name, max);
+}
+
+}  // namespace
+
+PotrfProblem make_potrf_problem(int32_t dtype, int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t lda,
+                                int64_t stride_a, int64_t batch) {
+    check_dtype_layout(dtype, layout, order, "potrf");
+    PotrfProblem pb;
+    pb.dtype = dtype;
+    pb.lower = lower_of(uplo);
+    check_size(n, kMaxGemmSize, "n");
+    require_at_least(batch, 1, "batch");
+    pb.n = n, pb.batch = batch;
+    pb.a = operand(layout == APAIRS_LAYOUT_SOA, order == APAIRS_ORDER_ROW_MAJOR, n, n, lda, stride_a, batch,
+                   pb.elem_size(), "lda", "stride_a");
+    return pb;
+}
+
+PotrsProblem make_potrs_problem(int32_t dtype, int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t nrhs,
+                                int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
+    check_dtype_layout(dtype, layout, order, "potrs");
+    PotrsProblem pb;
+    pb.dtype = dtype;
+    pb.lower = lower_of(uplo);
+    check_size(n, kMaxGemmSize, "n");
+    check_size(nrhs, kMaxRhs, "nrhs");
+    require_at_least(batch, 1, "batch");
+    pb.n = n, pb.nrhs = nrhs, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;
+    pb.a = operand(soa, row, n, n, lda, stride_a, batch, pb.elem_size(), "lda", "stride_a");
+    pb.b = operand(soa, row, n, nrhs, ldb, stride_b, batch, pb.elem_size(), "ldb", "stride_b");
+    return pb;
+}
+
+GemmProblem make_gemm_problem(int32_t dtype, int32_t layout, int32_t order, int32_t trans_a, int32_t trans_b,
+                              int64_t m, int64_t n, int64_t k, double alpha, double beta, int64_t lda,
+                              int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t ldc, int64_t stride_c,
+                              int64_t batch) {
+    check_dtype_layout(dtype, layout, order, "gemm");
+    GemmProblem pb;
+    pb.dtype = dtype;
+    pb.trans_a = op_of(trans_a, "trans_a");
+    pb.trans_b = op_of(trans_b, "trans_b");
+    check_size(m, kMaxGemmSize, "m");
+    check_size(n, kMaxGemmSize, "n");
+    check_size(k, kMaxGemmSize, "k");
+    if (!std::isfinite(alpha)) fail(APAIRS_ERROR_INVALID_VALUE, "alpha = {}: expected a finite number", alpha);
+    if (!std::isfinite(beta)) fail(APAIRS_ERROR_INVALID_VALUE, "beta = {}: expected a finite number", beta);
+    require_at_least(batch, 1, "batch");
+    pb.m = m, pb.n = n, pb.k = k, pb.alpha = alpha, pb.beta = beta, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;
+    const size_t es = pb.elem_size();
+    pb.a = operand(soa, row, pb.trans_a ? k : m, pb.trans_a ? m : k, lda, stride_a, batch, es, "lda", "stride_a");
+    pb.b = operand(soa, row, pb.trans_b ? n : k, pb.trans_b ? k : n, ldb, stride_b, batch, es, "ldb", "stride_b");
+    pb.c = operand(soa, row, m, n, ldc, stride_c, batch, es, "ldc", "stride_c");
+    return pb;
+}
+
+}  // namespace apairs::batched

@@ -1,0 +1,251 @@
+// Batched Cholesky (potrf) and solves (potrs) through the public API, on test::backend():
+// every layout, order, triangle and type; sizes around the CUDA models' switch points;
+// reconstruction |A - L L^T| against Higham's bound, solve residuals, LAPACK's info for
+// elements that are not positive definite or hold a NaN mixed into a batch, the other
+// triangle never read (it holds NaN) nor written, padding untouched.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "apairs.h"
+#include "backend.hpp"
+#include "catch.hpp"
+#include "reference.hpp"
+
+using ref::Context;
+using ref::Rng;
+
+namespace {
+
+struct Layout {
+    bool soa, row_major, lower;
+    int64_t ld_pad, stride_pad;
+};
+
+std::ostream &operator<<(std::ostream &os, const Layout &l) {
+    return os << (l.soa ? "SoA" : "AoS") << (l.row_major ? " row-major" : " col-major")
+              << (l.lower ? " lower" : " upper") << " ld+" << l.ld_pad << " stride+" << l.stride_pad;
+}
+
+// rows x cols per element, exactly the span apairs.h gives, every slot poisoned.
+template <class T>
+struct Batch {
+    int64_t rows, cols, ld, stride, batch;
+    bool soa, row_major;
+    std::vector<T> v;
+    Batch(int64_t r, int64_t c, const Layout &l, int64_t b) : rows(r), cols(c), batch(b), soa(l.soa), row_major(l.row_major) {
+        ld = (l.row_major ? c : r) + l.ld_pad;
+        const int64_t extent = (l.row_major ? r - 1 : c - 1) * ld + (l.row_major ? c : r);
+        stride = (l.soa ? b : extent) + l.stride_pad;
+        v.assign(size_t(l.soa ? (extent - 1) * stride + b : (b - 1) * stride + extent), ref::poison<T>());
+    }
+    T &at(int64_t i, int64_t j, int64_t e) {
+        const int64_t idx = row_major ? i * ld + j : i + j * ld;
+        return v[size_t(soa ? idx * stride + e : e * stride + idx)];
+    }
+};
+
+// In the stored triangle: (i, j) with i >= j for lower, i <= j for upper.
+bool stored(const Layout &l, int64_t i, int64_t j) { return l.lower ? i >= j : i <= j; }
+
+// A well-conditioned SPD matrix per element: M M^T / n + I, M uniform in [-1, 1].
+template <class T>
+std::vector<long double> make_spd(int64_t n, Rng &rng) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<long double> M(size_t(n * n)), A(size_t(n * n));
+    for (auto &x : M) x = u(rng);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+            long double s = 0;
+            for (int64_t l = 0; l < n; ++l) s += M[size_t(i * n + l)] * M[size_t(j * n + l)];
+            A[size_t(i * n + j)] = static_cast<T>(s / n + (i == j ? 1 : 0));  // as stored in T
+        }
+    return A;
+}
+
+template <class T>
+void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &l, Rng &rng, double &worst_rec,
+                  double &worst_res) {
+    INFO("n = " << n << ", batch = " << batch << ", " << l);
+    const int32_t dtype = ref::Type<T>::dtype;
+    const int32_t layout = l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
+    const int32_t order = l.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR;
+    const int32_t uplo = l.lower ? APAIRS_UPLO_LOWER : APAIRS_UPLO_UPPER;
+    const long double u = ref::Type<T>::u();
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+
+    // Elements: SPD, except e = 1 (not positive definite at column bad_j) and e = 2 (a NaN
+    // on the diagonal at column bad_j), when the batch has them.
+    Batch<T> A(n, n, l, batch);
+    std::vector<std::vector<long double>> exact{static_cast<size_t>(batch)};
+    const int64_t bad_j = n / 2;
+    for (int64_t e = 0; e < batch; ++e) {
+        exact[size_t(e)] = make_spd<T>(n, rng);
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+                A.at(i, j, e) = stored(l, i, j) ? static_cast<T>(exact[size_t(e)][size_t(i * n + j)]) : nan;
+    }
+    if (batch > 1) A.at(bad_j, bad_j, 1) = T(-1);
+    if (batch > 2) A.at(bad_j, bad_j, 2) = nan;
+    const std::vector<T> A0 = A.v;
+
+    apairs_plan_t potrf = nullptr;
+    APAIRS_REQUIRE_OK(apairs_plan_create_potrf_batched(&potrf, ctx, dtype, layout, order, uplo, n, A.ld, A.stride, batch));
+    std::vector<int32_t> info(size_t(batch), -7);
+    const apairs_status_t st = apairs_plan_execute_potrf(potrf, A.v.data(), info.data());
+    INFO(apairs_last_error());
+    apairs_plan_destroy(potrf);
+    REQUIRE(st == APAIRS_SUCCESS);
+
+    for (int64_t e = 0; e < batch; ++e) {
+        INFO("element " << e);
+        const int32_t want = (e == 1 || e == 2) && batch > e ? int32_t(bad_j + 1) : 0;
+        CHECK(info[size_t(e)] == want);
+        // The other strict triangle: never written (still NaN, its bits unchanged).
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j)
+                if (!stored(l, i, j)) {
+                    const T x = A.at(i, j, e);
+                    if (std::memcmp(&x, &nan, sizeof(T)) != 0) FAIL_CHECK("other triangle written at " << i << ", " << j);
+                }
+        if (want != 0) continue;
+        // Reconstruction: L L^T (L = the factor as a lower triangle) against A, entrywise.
+        auto L = [&](int64_t i, int64_t j) -> long double {
+            if (j > i) return 0;
+            return static_cast<long double>(l.lower ? A.at(i, j, e) : A.at(j, i, e));
+        };
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j <= i; ++j) {
+                long double s = 0, sa = 0;
+                for (int64_t q = 0; q <= j; ++q) {
+                    s += L(i, q) * L(j, q);
+                    sa += fabsl(L(i, q) * L(j, q));
+                }
+                const long double err = fabsl(s - exact[size_t(e)][size_t(i * n + j)]);
+                // apairs.h (Higham, Thm 10.3): gamma_{n+1} = (n+1) u / (1 - (n+1) u).
+                // The bound is attained to first order (n = 1: fl(sqrt(a))^2); the slack
+                // covers this check's own long double rounding of s, which for F64 is
+                // larger than the bound's second-order margin.
+                const long double bound = (n + 1) * u / (1 - (n + 1) * u) * sa;
+                const long double slack = (n + 2) * std::ldexp(1.0L, -62) * sa;
+                const double frac = double(err / bound);
+                worst_rec = std::max(worst_rec, frac);
+                if (!(err <= bound + slack)) FAIL_CHECK("|A - L L^T| at (" << i << ", " << j << ") = " << double(err) << " > bound " << double(bound));
+            }
+    }
+    // Padding between ld and the extent, and between elements: untouched.
+    {
+        Batch<T> mask(n, n, l, batch);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j < n; ++j) mask.at(i, j, e) = T(1);
+        for (size_t s = 0; s < A.v.size(); ++s)
+            if (!(mask.v[s] == T(1))) CHECK(std::memcmp(&A.v[s], &A0[s], sizeof(T)) == 0);
+    }
+
+    // potrs from the factors just computed, on the elements that factored.
+    for (int64_t nrhs : {int64_t(1), int64_t(3)}) {
+        INFO("nrhs = " << nrhs);
+        Batch<T> B(n, nrhs, l, batch);
+        std::uniform_real_distribution<double> ud(-1, 1);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < nrhs; ++r) B.at(i, r, e) = static_cast<T>(ud(rng));
+        Batch<T> B0 = B;
+        apairs_plan_t potrs = nullptr;
+        APAIRS_REQUIRE_OK(apairs_plan_create_potrs_batched(&potrs, ctx, dtype, layout, order, uplo, n, nrhs, A.ld,
+                                                           A.stride, B.ld, B.stride, batch));
+        const apairs_status_t s2 = apairs_plan_execute_potrs(potrs, A.v.data(), B.v.data());
+        INFO(apairs_last_error());
+        apairs_plan_destroy(potrs);
+        REQUIRE(s2 == APAIRS_SUCCESS);
+        for (int64_t e = 0; e < batch; ++e) {
+            if (info[size_t(e)] != 0) continue;
+            // ||A X - B||_inf / (||A||_inf ||X||_inf) <= 8 n u ("a few n u", apairs.h).
+            long double rmax = 0, anorm = 0, xnorm = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                long double row = 0;
+                for (int64_t j = 0; j < n; ++j) row += fabsl(exact[size_t(e)][size_t(i * n + j)]);
+                anorm = std::max(anorm, row);
+            }
+            for (int64_t r = 0; r < nrhs; ++r) {
+                long double xs = 0;
+                for (int64_t i = 0; i < n; ++i) xs += fabsl(static_cast<long double>(B.at(i, r, e)));
+                xnorm = std::max(xnorm, xs);
+                for (int64_t i = 0; i < n; ++i) {
+                    long double ax = 0;
+                    for (int64_t j = 0; j < n; ++j) ax += exact[size_t(e)][size_t(i * n + j)] * B.at(j, r, e);
+                    rmax = std::max(rmax, fabsl(ax - static_cast<long double>(B0.at(i, r, e))));
+                }
+            }
+            const double frac = double(rmax / (anorm * xnorm) / (8 * n * u));
+            worst_res = std::max(worst_res, frac);
+            if (!(frac <= 1.0)) FAIL_CHECK("element " << e << ": residual " << double(rmax / (anorm * xnorm)) << " above 8 n u");
+        }
+    }
+}
+
+template <class T>
+void check_all() {
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name() << ", "
+                 << ref::Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    double rec = 0, res = 0;
+    int variant = 0;
+    for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 128}) {
+        for (int lay = 0; lay < 8; ++lay, ++variant) {
+            if (n >= 64 && lay % 3 != 0) continue;  // the largest sizes: three layouts each
+            const Layout l{bool(lay & 1), bool(lay & 2), bool(lay & 4), int64_t(variant % 3), int64_t(variant * 5 % 7)};
+            const int64_t batch = n >= 64 ? 3 : n >= 16 ? 7 : (variant % 2 ? 301 : 5);
+            check_layout<T>(ctx.h, n, batch, l, rng, rec, res);
+        }
+    }
+    std::printf("[%s] potrf/potrs %-8s worst reconstruction %.4f of the bound, worst residual %.4f of 8 n u (seed %llu)\n",
+                test::backend_name(), ref::Type<T>::name, rec, res, static_cast<unsigned long long>(seed));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("batched potrf and potrs: factors, solves and per-element info", "[batched][potrf]", float, double) {
+    check_all<TestType>();
+}
+
+TEST_CASE("batched potrf and potrs: bad arguments fail with a status and write nothing", "[batched][potrf]") {
+    Context ctx;
+    const apairs_plan_t sentinel = reinterpret_cast<apairs_plan_t>(uintptr_t(0xDEADBE0));
+    apairs_plan_t plan = sentinel;
+    CHECK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 3, 4, 4, 16, 2) ==
+          APAIRS_ERROR_UNKNOWN_ENUM);
+    CHECK(std::string(apairs_last_error()).find("uplo = 3") != std::string::npos);
+    CHECK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 129, 129, 129 * 129, 2) ==
+          APAIRS_ERROR_INVALID_VALUE);
+    CHECK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 3, 16, 2) ==
+          APAIRS_ERROR_INVALID_VALUE);
+    CHECK(apairs_plan_create_potrs_batched(&plan, ctx.h, APAIRS_DTYPE_F32, 1, 1, 1, 4, 0, 4, 16, 1, 4, 2) ==
+          APAIRS_ERROR_INVALID_VALUE);
+    CHECK(std::string(apairs_last_error()).find("nrhs = 0") != std::string::npos);
+    CHECK(apairs_plan_create_potrs_batched(&plan, ctx.h, APAIRS_DTYPE_U8, 1, 1, 1, 4, 1, 4, 16, 1, 4, 2) ==
+          APAIRS_ERROR_UNSUPPORTED);
+    CHECK(plan == sentinel);
+    APAIRS_REQUIRE_OK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                       APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, 2, 2, 4, 1));
+    double a[4] = {4, 99, 2, 5};
+    int32_t info = -1;
+    CHECK(apairs_plan_execute_potrf(plan, a, nullptr) == APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_execute_gemm(plan, a, a, a) == APAIRS_ERROR_UNSUPPORTED);
+    CHECK(std::string(apairs_last_error()).find("apairs_plan_execute_potrf") != std::string::npos);
+    CHECK(a[0] == 4);
+    CHECK(info == -1);
+    APAIRS_REQUIRE_OK(apairs_plan_execute_potrf(plan, a, &info));
+    CHECK(info == 0);
+    CHECK(a[0] == 2);   // sqrt(4)
+    CHECK(a[1] == 99);  // the strict upper triangle is not touched
+    CHECK(a[2] == 1);   // 2 / 2
+    CHECK(a[3] == 2);   // sqrt(5 - 1)
+    apairs_plan_destroy(plan);
+}

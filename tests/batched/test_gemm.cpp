@@ -1,0 +1,261 @@
+// Batched gemm through the public API, on test::backend(): every layout (AoS, SoA), order
+// (row-, column-major), op (N, T), type and awkward size against a long-double reference,
+// with padded leading dimensions and strides whose padding must keep its poison, beta = 0
+// on a C full of NaN, and every bad argument. Inputs are fresh every run (the seed is
+// printed on failure; APAIRS_TEST_SEED=N replays it).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "apairs.h"
+#include "backend.hpp"
+#include "catch.hpp"
+#include "reference.hpp"
+
+using ref::Context;
+using ref::fresh_seed;
+using ref::Rng;
+
+namespace {
+
+// One operand for `batch` elements: rows x cols as stored, with its ld and stride, in a
+// buffer of exactly the span apairs.h gives, every slot poisoned first.
+template <class T>
+struct Operand {
+    int64_t rows, cols, ld, stride, batch;
+    bool soa, row_major;
+    std::vector<T> v;
+    Operand(int64_t r, int64_t c, bool soa_, bool row, int64_t ld_pad, int64_t stride_pad, int64_t b)
+        : rows(r), cols(c), batch(b), soa(soa_), row_major(row) {
+        ld = (row ? c : r) + ld_pad;
+        const int64_t extent = (row ? r - 1 : c - 1) * ld + (row ? c : r);
+        stride = (soa ? b : extent) + stride_pad;
+        const int64_t span = soa ? (extent - 1) * stride + b : (b - 1) * stride + extent;
+        v.assign(size_t(span), ref::poison<T>());
+    }
+    int64_t index(int64_t i, int64_t j, int64_t e) const {
+        const int64_t idx = row_major ? i * ld + j : i + j * ld;
+        return soa ? idx * stride + e : e * stride + idx;
+    }
+    T &at(int64_t i, int64_t j, int64_t e) { return v[size_t(index(i, j, e))]; }
+    T at(int64_t i, int64_t j, int64_t e) const { return v[size_t(index(i, j, e))]; }
+    void fill(Rng &rng) {
+        std::uniform_real_distribution<double> u(-1, 1);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < cols; ++j) at(i, j, e) = static_cast<T>(u(rng));
+    }
+    // Every slot that is not an entry of some element still holds its poison.
+    int64_t padding_touched(const std::vector<T> &before) const {
+        std::vector<char> entry(v.size(), 0);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < cols; ++j) entry[size_t(index(i, j, e))] = 1;
+        int64_t bad = 0;
+        for (size_t s = 0; s < v.size(); ++s)
+            if (!entry[s] && std::memcmp(&v[s], &before[s], sizeof(T)) != 0) ++bad;
+        return bad;
+    }
+};
+
+struct Case {
+    int64_t m, n, k, batch;
+    bool trans_a, trans_b, soa, row_major;
+    int64_t ld_pad, stride_pad;
+    double alpha, beta;
+};
+
+std::ostream &operator<<(std::ostream &os, const Case &c) {
+    return os << "m=" << c.m << " n=" << c.n << " k=" << c.k << " batch=" << c.batch << " op="
+              << (c.trans_a ? 'T' : 'N') << (c.trans_b ? 'T' : 'N') << (c.soa ? " SoA" : " AoS")
+              << (c.row_major ? " row-major" : " col-major") << " ld+" << c.ld_pad << " stride+" << c.stride_pad
+              << " alpha=" << c.alpha << " beta=" << c.beta;
+}
+
+template <class T>
+double run_case(apairs_context_t ctx, const Case &c, Rng &rng) {
+    INFO(c);
+    Operand<T> A(c.trans_a ? c.k : c.m, c.trans_a ? c.m : c.k, c.soa, c.row_major, c.ld_pad, c.stride_pad, c.batch);
+    Operand<T> B(c.trans_b ? c.n : c.k, c.trans_b ? c.k : c.n, c.soa, c.row_major, c.ld_pad, c.stride_pad, c.batch);
+    Operand<T> C(c.m, c.n, c.soa, c.row_major, c.ld_pad, c.stride_pad, c.batch);
+    A.fill(rng);
+    B.fill(rng);
+    if (c.beta != 0) C.fill(rng);  // beta = 0: C keeps its NaN poison, which must not be read
+    const std::vector<T> C0 = C.v;
+    apairs_plan_t plan = nullptr;
+    APAIRS_REQUIRE_OK(apairs_plan_create_gemm_batched(
+        &plan, ctx, ref::Type<T>::dtype, c.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+        c.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR, c.trans_a ? APAIRS_OP_T : APAIRS_OP_N,
+        c.trans_b ? APAIRS_OP_T : APAIRS_OP_N, c.m, c.n, c.k, c.alpha, c.beta, A.ld, A.stride, B.ld, B.stride, C.ld,
+        C.stride, c.batch));
+    const apairs_status_t st = apairs_plan_execute_gemm(plan, A.v.data(), B.v.data(), C.v.data());
+    INFO(apairs_last_error());
+    apairs_plan_destroy(plan);
+    REQUIRE(st == APAIRS_SUCCESS);
+
+    const long double u = ref::Type<T>::u();
+    double worst = 0;
+    int64_t bad = 0;
+    for (int64_t e = 0; e < c.batch; ++e)
+        for (int64_t i = 0; i < c.m; ++i)
+            for (int64_t j = 0; j < c.n; ++j) {
+                long double s = 0, scale = 0;
+                for (int64_t l = 0; l < c.k; ++l) {
+                    const long double a = c.trans_a ? A.at(l, i, e) : A.at(i, l, e);
+                    const long double b = c.trans_b ? B.at(j, l, e) : B.at(l, j, e);
+                    s += a * b;
+                    scale += fabsl(a * b);
+                }
+                const long double c0 = c.beta != 0 ? static_cast<long double>(C0[size_t(C.index(i, j, e))]) : 0;
+                const long double want = c.alpha * s + c.beta * c0;
+                // apairs.h: |error| <= (k + 2) u (|alpha| sum |a b| + |beta c|); the
+                // reference's own rounding is far below (64-bit significand).
+                const long double bound =
+                    (c.k + 2) * u * (std::fabs(c.alpha) * scale + std::fabs(c.beta) * fabsl(c0)) + 1e-300L;
+                const T got = C.at(i, j, e);
+                const long double err = fabsl(static_cast<long double>(got) - want);
+                const double frac = got != got ? std::numeric_limits<double>::infinity() : double(err / bound);
+                worst = std::max(worst, frac);
+                if (!(frac <= 1.0) && ++bad <= 5)
+                    FAIL_CHECK("C[" << e << "](" << i << ", " << j << ") = " << +got << ", reference "
+                                    << double(want) << ", error / bound " << frac);
+            }
+    CHECK(bad == 0);
+    CHECK(C.padding_touched(C0) == 0);
+    return worst;
+}
+
+template <class T>
+void check_cases(const std::vector<Case> &cases) {
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name() << ", "
+                 << ref::Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    double worst = 0;
+    for (const Case &c : cases) worst = std::max(worst, run_case<T>(ctx.h, c, rng));
+    ref::print_worst(std::string("gemm batched ") + ref::Type<T>::name, worst, seed);
+}
+
+// Sizes at and past the switch points of the CUDA models (tiny, warp-group, block),
+// primes, 1, 128; every layout, order and op; odd batches.
+std::vector<Case> all_cases() {
+    std::vector<Case> cs;
+    const int64_t sizes[][3] = {{1, 1, 1},   {2, 2, 2},   {3, 3, 3},    {4, 4, 4},     {5, 3, 7},
+                                {8, 8, 8},   {9, 7, 5},   {16, 16, 16}, {17, 13, 11},  {32, 32, 32},
+                                {33, 31, 29}, {64, 64, 64}, {1, 128, 3}, {128, 128, 128}};
+    int variant = 0;
+    for (const auto &s : sizes) {
+        const int64_t work = s[0] * s[1] * s[2];
+        for (int lay = 0; lay < 4; ++lay) {
+            Case c{};
+            c.m = s[0], c.n = s[1], c.k = s[2];
+            c.soa = lay & 1;
+            c.row_major = !(lay & 2);
+            c.trans_a = (variant % 3) == 1;
+            c.trans_b = (variant % 4) >= 2;
+            c.batch = work > 100000 ? 3 : work > 5000 ? 7 : (variant % 2 ? 97 : 1);
+            c.ld_pad = variant % 3;
+            c.stride_pad = (variant * 5) % 7;
+            c.alpha = variant % 5 == 0 ? 1.0 : -0.75;
+            c.beta = variant % 3 == 0 ? 0.0 : (variant % 3 == 1 ? 1.0 : 0.5);
+            cs.push_back(c);
+            ++variant;
+        }
+    }
+    // Many elements of tiny matrices, where the thread-per-element model runs.
+    cs.push_back(Case{3, 3, 3, 10007, false, false, true, true, 0, 13, 1.0, 0.0});
+    cs.push_back(Case{4, 4, 4, 4099, true, false, false, false, 1, 3, 2.0, -1.0});
+    cs.push_back(Case{2, 2, 2, 65537, false, true, true, false, 0, 0, 1.0, 1.0});
+    return cs;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("batched gemm matches a long-double reference in every layout", "[batched][gemm]", float,
+                   double) {
+    check_cases<TestType>(all_cases());
+}
+
+TEST_CASE("batched gemm: every bad argument fails with its status, a message, and writes nothing",
+          "[batched][gemm]") {
+    Context ctx;
+    const apairs_plan_t sentinel = reinterpret_cast<apairs_plan_t>(uintptr_t(0xDEADBE0));
+    struct Bad {
+        const char *what;
+        apairs_status_t want;
+        int32_t dtype = APAIRS_DTYPE_F64, layout = APAIRS_LAYOUT_AOS, order = APAIRS_ORDER_ROW_MAJOR, ta = 0, tb = 0;
+        int64_t m = 3, n = 4, k = 5;
+        double alpha = 1, beta = 0;
+        int64_t lda = 5, sa = 15, ldb = 4, sb = 20, ldc = 4, sc = 12, batch = 10;
+        const char *word = nullptr;  // the message names it
+    };
+    std::vector<Bad> bad;
+    auto add = [&](Bad b) { bad.push_back(b); };
+    { Bad b{"good", APAIRS_SUCCESS}; add(b); }
+    { Bad b{"dtype", APAIRS_ERROR_UNKNOWN_ENUM}; b.dtype = 9; b.word = "dtype"; add(b); }
+    { Bad b{"dtype u8", APAIRS_ERROR_UNSUPPORTED}; b.dtype = APAIRS_DTYPE_U8; b.word = "dtype"; add(b); }
+    { Bad b{"layout", APAIRS_ERROR_UNKNOWN_ENUM}; b.layout = 0; b.word = "layout"; add(b); }
+    { Bad b{"order", APAIRS_ERROR_UNKNOWN_ENUM}; b.order = 3; b.word = "order"; add(b); }
+    { Bad b{"trans_a", APAIRS_ERROR_UNKNOWN_ENUM}; b.ta = 2; b.word = "trans_a"; add(b); }
+    { Bad b{"trans_b", APAIRS_ERROR_UNKNOWN_ENUM}; b.tb = -1; b.word = "trans_b"; add(b); }
+    { Bad b{"m = 0", APAIRS_ERROR_INVALID_VALUE}; b.m = 0; b.word = "m"; add(b); }
+    { Bad b{"n < 0", APAIRS_ERROR_INVALID_VALUE}; b.n = -4; b.word = "n"; add(b); }
+    { Bad b{"k = 129", APAIRS_ERROR_INVALID_VALUE}; b.k = 129; b.word = "k"; add(b); }
+    { Bad b{"alpha NaN", APAIRS_ERROR_INVALID_VALUE}; b.alpha = std::nan(""); b.word = "alpha"; add(b); }
+    { Bad b{"beta inf", APAIRS_ERROR_INVALID_VALUE}; b.beta = INFINITY; b.word = "beta"; add(b); }
+    { Bad b{"batch = 0", APAIRS_ERROR_INVALID_VALUE}; b.batch = 0; b.word = "batch"; add(b); }
+    { Bad b{"lda < k", APAIRS_ERROR_INVALID_VALUE}; b.lda = 4; b.word = "lda"; add(b); }
+    { Bad b{"ldc < n", APAIRS_ERROR_INVALID_VALUE}; b.ldc = 3; b.word = "ldc"; add(b); }
+    { Bad b{"AoS stride overlaps", APAIRS_ERROR_INVALID_VALUE}; b.sb = 19; b.word = "stride_b"; add(b); }
+    { Bad b{"SoA stride < batch", APAIRS_ERROR_INVALID_VALUE}; b.layout = APAIRS_LAYOUT_SOA; b.sa = b.sb = 10; b.sc = 9; b.word = "stride_c"; add(b); }
+    { Bad b{"span overflows", APAIRS_ERROR_OVERFLOW}; b.sa = INT64_MAX / 4; b.word = "stride_a"; add(b); }
+    { Bad b{"batch overflows", APAIRS_ERROR_OVERFLOW}; b.batch = INT64_MAX / 8; b.word = "stride_a"; add(b); }
+    { Bad b{"ld overflows", APAIRS_ERROR_OVERFLOW}; b.lda = INT64_MAX / 2; b.sa = INT64_MAX; b.word = "lda"; add(b); }
+    for (const Bad &b : bad) {
+        INFO(b.what);
+        apairs_plan_t plan = sentinel;
+        const apairs_status_t st = apairs_plan_create_gemm_batched(&plan, ctx.h, b.dtype, b.layout, b.order, b.ta,
+                                                                   b.tb, b.m, b.n, b.k, b.alpha, b.beta, b.lda, b.sa,
+                                                                   b.ldb, b.sb, b.ldc, b.sc, b.batch);
+        const std::string msg = apairs_last_error();
+        INFO("status " << apairs_status_string(st) << ", message \"" << msg << "\"");
+        CHECK(st == b.want);
+        if (b.want == APAIRS_SUCCESS) {
+            CHECK(msg.empty());
+            CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+            continue;
+        }
+        CHECK(plan == sentinel);
+        CHECK(msg.find("apairs_plan_create_gemm_batched") != std::string::npos);
+        if (b.word) CHECK(msg.find(std::string(b.word) + " = ") != std::string::npos);
+    }
+    // NULL handles and arrays; a plan executed by another operation's function.
+    apairs_plan_t gemm = nullptr, pairwise = nullptr;
+    CHECK(apairs_plan_create_gemm_batched(nullptr, ctx.h, APAIRS_DTYPE_F32, 1, 1, 0, 0, 2, 2, 2, 1, 0, 2, 4, 2, 4, 2,
+                                          4, 1) == APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_create_gemm_batched(&gemm, nullptr, APAIRS_DTYPE_F32, 1, 1, 0, 0, 2, 2, 2, 1, 0, 2, 4, 2, 4, 2,
+                                          4, 1) == APAIRS_ERROR_NULL_POINTER);
+    APAIRS_REQUIRE_OK(apairs_plan_create_gemm_batched(&gemm, ctx.h, APAIRS_DTYPE_F32, APAIRS_LAYOUT_AOS,
+                                                      APAIRS_ORDER_ROW_MAJOR, 0, 0, 2, 2, 2, 1, 0, 2, 4, 2, 4, 2, 4,
+                                                      1));
+    APAIRS_REQUIRE_OK(apairs_plan_create_pairwise(&pairwise, ctx.h, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, 2, 2, 2,
+                                                  2, 2, 2));
+    float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {-1, -1, -1, -1};
+    CHECK(apairs_plan_execute_gemm(gemm, nullptr, b, c) == APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_execute_gemm(gemm, a, b, nullptr) == APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_execute(gemm, a, b, c) == APAIRS_ERROR_UNSUPPORTED);
+    CHECK(std::string(apairs_last_error()).find("apairs_plan_execute_gemm") != std::string::npos);
+    CHECK(apairs_plan_execute_gemm(pairwise, a, b, c) == APAIRS_ERROR_UNSUPPORTED);
+    CHECK(std::string(apairs_last_error()).find("apairs_plan_execute") != std::string::npos);
+    for (float x : c) CHECK(x == -1.0f);  // nothing written by the failures
+    APAIRS_REQUIRE_OK(apairs_plan_execute_gemm(gemm, a, b, c));
+    CHECK(c[0] == 19.0f);  // [1 2; 3 4] [5 6; 7 8] = [19 22; 43 50]
+    CHECK(c[3] == 50.0f);
+    apairs_plan_destroy(gemm);
+    apairs_plan_destroy(pairwise);
+}
