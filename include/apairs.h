@@ -284,7 +284,9 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  *
  * Accuracy: each entry is computed in the element type, its k products summed in order,
  * so |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
- * roundoff of the dtype. beta = 0 never reads C (C may hold NaN or be uninitialised).
+ * roundoff of the dtype. alpha and beta are rounded to the dtype (and must be finite
+ * there); a beta that is 0 after rounding never reads C (C may hold NaN or be
+ * uninitialised).
  * Only the m x n entries of each C element are written: never the padding between ld
  * and the extent, nor between elements.
  *
@@ -320,7 +322,7 @@ enum apairs_uplo_e {
  *  @param[in] order    an apairs_order_e value, for A, B and C
  *  @param[in] trans_a, trans_b  apairs_op_e values
  *  @param[in] m, n, k  1 to 128
- *  @param[in] alpha, beta  finite
+ *  @param[in] alpha, beta  finite numbers of the dtype
  *  @param[in] lda, stride_a, ldb, stride_b, ldc, stride_c  as described above, for the
  *             stored A (m x k, or k x m when trans_a), B (k x n, or n x k) and C
  *  @param[in] batch    >= 1

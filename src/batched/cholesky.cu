@@ -471,13 +471,16 @@ CKernel potrs_kernel_for(const PotrsProblem &pb) {
     const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
     const int n = int(pb.n), nrhs = int(pb.nrhs);
     const int64_t es = int64_t(pb.elem_size());
-    // G: nrhs rounded up to a power of two, grown further while a team's shared memory
-    // (32 / G elements, each its factor and G columns of B) exceeds 96 KiB, so that large
-    // n with few right-hand sides still launches (fewer elements per team).
+    // G: nrhs rounded up to a power of two (at most 128). A team holds 32 / G elements
+    // (one from G = 32 on), each its factor and G columns of B; where that exceeds 96 KiB,
+    // below 32 grow G (fewer elements per team), above 32 shrink it (fewer columns per
+    // chunk; the chunk loop takes the rest), so that n = 128 fits every device's block.
     auto team_shared = [&](int g) { return int64_t(std::max(1, 32 / g)) * chol_pad_odd(tri_size(n) + n * g) * es; };
+    constexpr int64_t kBudget = 96 * 1024;
     int G = 1;
     while (G < nrhs && G < 128) G *= 2;
-    while (G < 128 && team_shared(G) > 96 * 1024) G *= 2;
+    while (G < 32 && team_shared(G) > kBudget) G *= 2;
+    while (G > 32 && team_shared(G) > kBudget) G /= 2;
     CKernel k;
     k.fn = f64 ? reinterpret_cast<const void *>(&potrs_kernel<double>)
                : reinterpret_cast<const void *>(&potrs_kernel<float>);

@@ -1,6 +1,7 @@
 #include "batched/problem.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace apairs::batched {
 namespace {
@@ -102,8 +103,13 @@ GemmProblem make_gemm_problem(int32_t dtype, int32_t layout, int32_t order, int3
     check_size(m, kMaxGemmSize, "m");
     check_size(n, kMaxGemmSize, "n");
     check_size(k, kMaxGemmSize, "k");
-    if (!std::isfinite(alpha)) fail(APAIRS_ERROR_INVALID_VALUE, "alpha = {}: expected a finite number", alpha);
-    if (!std::isfinite(beta)) fail(APAIRS_ERROR_INVALID_VALUE, "beta = {}: expected a finite number", beta);
+    // alpha and beta are used in the element type: they must be finite there.
+    const double max = dtype == APAIRS_DTYPE_F32 ? double(std::numeric_limits<float>::max())
+                                                 : std::numeric_limits<double>::max();
+    if (!(std::fabs(alpha) <= max))
+        fail(APAIRS_ERROR_INVALID_VALUE, "alpha = {}: expected a finite {} number", alpha, dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
+    if (!(std::fabs(beta) <= max))
+        fail(APAIRS_ERROR_INVALID_VALUE, "beta = {}: expected a finite {} number", beta, dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
     require_at_least(batch, 1, "batch");
     pb.m = m, pb.n = n, pb.k = k, pb.alpha = alpha, pb.beta = beta, pb.batch = batch;
     const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;

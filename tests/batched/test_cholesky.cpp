@@ -147,7 +147,11 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
     }
 
     // potrs from the factors just computed, on the elements that factored.
-    for (int64_t nrhs : {int64_t(1), int64_t(3)}) {
+    // nrhs: 1 and 3, and (small n) 17 and 130: the CUDA engine's warp-group teams and,
+    // above 128 columns, several chunks.
+    std::vector<int64_t> rhs_counts = {1, 3};
+    if (n <= 9) rhs_counts.insert(rhs_counts.end(), {17, 130});
+    for (int64_t nrhs : rhs_counts) {
         INFO("nrhs = " << nrhs);
         Batch<T> B(n, nrhs, l, batch);
         std::uniform_real_distribution<double> ud(-1, 1);

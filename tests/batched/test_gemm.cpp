@@ -171,6 +171,10 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{3, 3, 3, 10007, false, false, true, true, 0, 13, 1.0, 0.0});
     cs.push_back(Case{4, 4, 4, 4099, true, false, false, false, 1, 3, 2.0, -1.0});
     cs.push_back(Case{2, 2, 2, 65537, false, true, true, false, 0, 0, 1.0, 1.0});
+    // Sizes 9 to 16 on enough elements to fill the device (64 per SM on a 132-SM part):
+    // the CUDA engine's warp-group model with 8 threads per element.
+    cs.push_back(Case{16, 16, 16, 9001, false, false, false, true, 0, 1, 1.0, 0.0});
+    cs.push_back(Case{12, 10, 14, 9001, true, true, true, false, 1, 3, -0.5, 2.0});
     return cs;
 }
 
@@ -179,6 +183,24 @@ std::vector<Case> all_cases() {
 TEMPLATE_TEST_CASE("batched gemm matches a long-double reference in every layout", "[batched][gemm]", float,
                    double) {
     check_cases<TestType>(all_cases());
+}
+
+TEST_CASE("batched gemm: alpha and beta are taken in the element type", "[batched][gemm]") {
+    Context ctx;
+    apairs_plan_t plan = nullptr;
+    // 1e39 is finite as a double but not as a float.
+    CHECK(apairs_plan_create_gemm_batched(&plan, ctx.h, APAIRS_DTYPE_F32, 1, 1, 0, 0, 1, 1, 1, 1e39, 0, 1, 1, 1, 1, 1,
+                                          1, 1) == APAIRS_ERROR_INVALID_VALUE);
+    CHECK(std::string(apairs_last_error()).find("alpha = ") != std::string::npos);
+    CHECK(apairs_plan_create_gemm_batched(&plan, ctx.h, APAIRS_DTYPE_F32, 1, 1, 0, 0, 1, 1, 1, 1, -1e39, 1, 1, 1, 1, 1,
+                                          1, 1) == APAIRS_ERROR_INVALID_VALUE);
+    CHECK(plan == nullptr);
+    APAIRS_REQUIRE_OK(apairs_plan_create_gemm_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 0, 0, 1, 1, 1, 1e39, 0, 1,
+                                                      1, 1, 1, 1, 1, 1));
+    double a = 1e-20, b = 1e-20, c = std::nan("");
+    APAIRS_REQUIRE_OK(apairs_plan_execute_gemm(plan, &a, &b, &c));
+    CHECK(std::fabs(c - 0.1) < 1e-16);
+    apairs_plan_destroy(plan);
 }
 
 TEST_CASE("batched gemm: every bad argument fails with its status, a message, and writes nothing",
