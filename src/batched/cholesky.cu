@@ -45,6 +45,7 @@
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 #include "cuda/staging.cuh"
+#include "batched/walker.cuh"
 
 namespace apairs::batched {
 using namespace apairs::cuda;
@@ -93,30 +94,6 @@ struct PotrsArgs {
     int64_t batch;
 };
 
-// A walk over a 3-D index space (d0 fastest) in steps of `step` linear positions,
-// without divisions after the start.
-struct CWalker {
-    int d0, d1, d2, e0, e1, s0, s1, s2;
-    __device__ CWalker(int start, int step, int E0, int E1) : e0(E0), e1(E1) {
-        d0 = start % E0;
-        int y = start / E0;
-        d1 = y % E1;
-        d2 = y / E1;
-        s0 = step % E0;
-        y = step / E0;
-        s1 = y % E1;
-        s2 = y / E1;
-    }
-    __device__ __forceinline__ void advance() {
-        d0 += s0;
-        int carry = d0 >= e0;
-        d0 -= carry ? e0 : 0;
-        d1 += s1 + carry;
-        carry = d1 >= e1;
-        d1 -= carry ? e1 : 0;
-        d2 += s2 + carry;
-    }
-};
 
 __device__ __forceinline__ void team_sync(bool warp_team) {
     if (warp_team)
@@ -132,7 +109,7 @@ __device__ __forceinline__ void team_sync(bool warp_team) {
 template <int CH, class T, class Map>
 __device__ __forceinline__ void team_load(const T *g, T *sh, bool soa, int tid, int tt, int ept, int nr, int nc,
                                           Map map) {
-    CWalker w = soa ? CWalker(tid, tt, ept, nc) : CWalker(tid, tt, nc, nr);
+    Walker w = soa ? Walker(tid, tt, ept, nc) : Walker(tid, tt, nc, nr);
     const int last = soa ? nr : ept;
     while (w.d2 < last) {
         T v[CH];
@@ -157,7 +134,7 @@ __device__ __forceinline__ void team_load(const T *g, T *sh, bool soa, int tid, 
 template <class T, class Map>
 __device__ __forceinline__ void team_store(T *g, const T *sh, bool soa, int tid, int tt, int ept, int nr, int nc,
                                            Map map) {
-    CWalker w = soa ? CWalker(tid, tt, ept, nc) : CWalker(tid, tt, nc, nr);
+    Walker w = soa ? Walker(tid, tt, ept, nc) : Walker(tid, tt, nc, nr);
     const int last = soa ? nr : ept;
 #pragma unroll 4
     for (; w.d2 < last; w.advance()) {

@@ -37,6 +37,7 @@
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 #include "cuda/staging.cuh"
+#include "batched/walker.cuh"
 
 namespace apairs::batched {
 using namespace apairs::cuda;
@@ -258,30 +259,6 @@ struct BlockShape {
     static constexpr int ES = pad_odd(KS * (MP + NP));         // elements of T per element
 };
 
-// A walk over a 3-D index space (d0 fastest) in steps of `step` linear positions,
-// without divisions after the start.
-struct Walker {
-    int d0, d1, d2, e0, e1, s0, s1, s2;
-    __device__ Walker(int start, int step, int E0, int E1) : e0(E0), e1(E1) {
-        d0 = start % E0;
-        int y = start / E0;
-        d1 = y % E1;
-        d2 = y / E1;
-        s0 = step % E0;
-        y = step / E0;
-        s1 = y % E1;
-        s2 = y / E1;
-    }
-    __device__ __forceinline__ void advance() {
-        d0 += s0;
-        int carry = d0 >= e0;
-        d0 -= carry ? e0 : 0;
-        d1 += s1 + carry;
-        carry = d1 >= e1;
-        d1 -= carry ? e1 : 0;
-        d2 += s2 + carry;
-    }
-};
 
 // Stages the fast-grid rectangle [r0, r0 + nr) x [c0, c0 + nc) of the block's u
 // elements, in memory order, to sh[q * ES + base + (x - o0) * s0 + (y - o1) * s1] for
