@@ -45,6 +45,7 @@
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 #include "cuda/staging.cuh"
+#include "batched/launch.cuh"
 #include "batched/walker.cuh"
 
 namespace apairs::batched {
@@ -372,30 +373,18 @@ __global__ void CHOL_MAXNREG potrs_kernel(const PotrsArgs<T> g) {
 // ---------------------------------------------------------------------------------
 // Kernel selection (the same for plan and execute: a function of the problem only)
 
-struct CKernel {
-    Model model = Model::ThreadPerElement;
-    const void *fn = nullptr;
-    std::string name;
-    int group = 1;            // threads per element
-    int unit_threads = 32;    // the estimator's unit of growth: one team
-    int unit_elements = 1;    // elements a team owns
-    int64_t unit_shared = 0;  // dynamic shared bytes per team
-    int sub = 0;              // potrf block kernel: threads per element
-    std::string why;
-};
-
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
 template <class T, int N>
-CKernel potrf_thread() {
-    CKernel k;
+KernelSpec potrf_thread() {
+    KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N>);
     k.unit_shared = round16(int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
     return k;
 }
 
 template <class T>
-CKernel potrf_thread_for(int n) {
+KernelSpec potrf_thread_for(int n) {
     switch (n) {
     case 1: return potrf_thread<T, 1>();
     case 2: return potrf_thread<T, 2>();
@@ -410,11 +399,11 @@ CKernel potrf_thread_for(int n) {
 
 constexpr int kThreadMaxN = 8;
 
-CKernel potrf_kernel_for(const PotrfProblem &pb) {
+KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
     const int n = int(pb.n);
     const int64_t es = int64_t(pb.elem_size());
-    CKernel k;
+    KernelSpec k;
     if (n <= kThreadMaxN) {
         k = f64 ? potrf_thread_for<double>(n) : potrf_thread_for<float>(n);
         k.model = Model::ThreadPerElement;
@@ -444,7 +433,7 @@ CKernel potrf_kernel_for(const PotrfProblem &pb) {
     return k;
 }
 
-CKernel potrs_kernel_for(const PotrsProblem &pb) {
+KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
     const int n = int(pb.n), nrhs = int(pb.nrhs);
     const int64_t es = int64_t(pb.elem_size());
@@ -458,7 +447,7 @@ CKernel potrs_kernel_for(const PotrsProblem &pb) {
     while (G < nrhs && G < 128) G *= 2;
     while (G < 32 && team_shared(G) > kBudget) G *= 2;
     while (G > 32 && team_shared(G) > kBudget) G /= 2;
-    CKernel k;
+    KernelSpec k;
     k.fn = f64 ? reinterpret_cast<const void *>(&potrs_kernel<double>)
                : reinterpret_cast<const void *>(&potrs_kernel<float>);
     k.model = G == 1 ? Model::ThreadPerElement : G <= 32 ? Model::WarpGroup : Model::BlockPerElement;
@@ -472,76 +461,6 @@ CKernel potrs_kernel_for(const PotrsProblem &pb) {
                         nrhs, G, G == 1 ? "" : "s", G == 1 ? "one" : "one of a chunk of", G == 1 ? "" : "s", n,
                         nrhs > G ? fmt::format(", {} chunks of {} columns", (nrhs + G - 1) / G, G) : "");
     return k;
-}
-
-void prepare_chol_function(const CKernel &k, const DeviceLimits &limits) {
-    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(limits.max_shared_per_block)),
-          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               int(cudaSharedmemCarveoutMaxShared)),
-          "cudaFuncSetAttribute(PreferredSharedMemoryCarveout)");
-}
-
-CudaGemmConfig plan_kernel(const CKernel &kn, int64_t batch, int device, double occupancy_target,
-                           const std::string &what) {
-    require_device(device);
-    DeviceScope scope(device);
-    const DeviceLimits limits = device_limits(device);
-    prepare_chol_function(kn, limits);
-
-    cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, kn.fn), "cudaFuncGetAttributes");
-    CudaGemmConfig cfg;
-    cfg.device = device;
-    cfg.device_name = limits.name;
-    cfg.cc_major = limits.cc_major;
-    cfg.cc_minor = limits.cc_minor;
-    cfg.sm_count = limits.sm_count;
-    cfg.model = kn.model;
-    cfg.group = kn.group;
-    cfg.regs_per_thread = fa.numRegs;
-
-    KernelAttributes ka;
-    ka.regs_per_thread = fa.numRegs;
-    ka.shared_fixed = int64_t(fa.sharedSizeBytes);
-    ka.max_threads_per_block = fa.maxThreadsPerBlock;
-    ka.threads_per_unit = kn.unit_threads;
-    ka.shared_per_unit = kn.unit_shared;
-    try {
-        cfg.choice = choose_block_size(limits, ka, occupancy_target);
-    } catch (const std::invalid_argument &e) {
-        throw Error(APAIRS_ERROR_UNSUPPORTED, fmt::format("{}: no launch configuration of {} ({} bytes of shared "
-                                                          "memory per {} threads) fits {}: {}",
-                                                          what, kn.name, kn.unit_shared, kn.unit_threads,
-                                                          limits.name, e.what()));
-    }
-    cfg.block_threads = cfg.choice.chosen.block_threads;
-    const int units = cfg.block_threads / kn.unit_threads;
-    cfg.dynamic_shared = int64_t(units) * kn.unit_shared;
-    const int64_t per_block = int64_t(units) * kn.unit_elements;
-    const int64_t blocks = (batch + per_block - 1) / per_block;
-    const int64_t resident = int64_t(std::max(1, cfg.choice.chosen.blocks_per_sm)) * limits.sm_count;
-    cfg.grid = std::max<int64_t>(1, std::min({blocks, resident, int64_t(0x7fffffff)}));
-
-    int cuda_blocks = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cuda_blocks, kn.fn, cfg.block_threads,
-                                                        size_t(cfg.dynamic_shared)),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    cfg.cuda_blocks_per_sm = cuda_blocks;
-    cfg.why_model = fmt::format("{} ({}, {} elements per block of {} threads)", kn.why, kn.name, per_block,
-                                cfg.block_threads);
-    return cfg;
-}
-
-// Raises the kernel's dynamic shared limit again if something lowered it since planning.
-void ensure_shared(const CKernel &kn, const CudaGemmConfig &cfg) {
-    if (cfg.dynamic_shared <= 48 * 1024) return;
-    cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, kn.fn), "cudaFuncGetAttributes");
-    if (fa.maxDynamicSharedSizeBytes < cfg.dynamic_shared)
-        check(cudaFuncSetAttribute(kn.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.dynamic_shared)),
-              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
 }
 
 template <class T>
@@ -559,12 +478,12 @@ Tri<T> tri_of(const Matrix &m, bool lower, T *p) {
 
 }  // namespace
 
-CudaGemmConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target) {
-    return plan_kernel(potrf_kernel_for(pb), pb.batch, device, occupancy_target,
+CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target) {
+    return plan_kernel(potrf_kernel_for(pb), pb.batch, device, occupancy_target, 1,
                        fmt::format("batched potrf n={}", pb.n));
 }
 
-void execute_potrf_cuda(const PotrfProblem &pb, const CudaGemmConfig &cfg, void *stream_ptr, void *A,
+void execute_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream_ptr, void *A,
                         int32_t *info) {
     DeviceScope scope(cfg.device);
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
@@ -577,7 +496,7 @@ void execute_potrf_cuda(const PotrfProblem &pb, const CudaGemmConfig &cfg, void 
     st.stage();
     const Staging::View a = st.view(a_slot), inf = st.view(i_slot);
 
-    const CKernel kn = potrf_kernel_for(pb);
+    const KernelSpec kn = potrf_kernel_for(pb);
     ensure_shared(kn, cfg);
     const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
     auto launch = [&](auto args) {
@@ -603,12 +522,12 @@ void execute_potrf_cuda(const PotrfProblem &pb, const CudaGemmConfig &cfg, void 
     st.finish();
 }
 
-CudaGemmConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
-    return plan_kernel(potrs_kernel_for(pb), pb.batch, device, occupancy_target,
+CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
+    return plan_kernel(potrs_kernel_for(pb), pb.batch, device, occupancy_target, 1,
                        fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs));
 }
 
-void execute_potrs_cuda(const PotrsProblem &pb, const CudaGemmConfig &cfg, void *stream_ptr, const void *A,
+void execute_potrs_cuda(const PotrsProblem &pb, const CudaConfig &cfg, void *stream_ptr, const void *A,
                         void *B) {
     DeviceScope scope(cfg.device);
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
@@ -621,7 +540,7 @@ void execute_potrs_cuda(const PotrsProblem &pb, const CudaGemmConfig &cfg, void 
     st.stage();
     const Staging::View a = st.view(a_slot), b = st.view(b_slot);
 
-    const CKernel kn = potrs_kernel_for(pb);
+    const KernelSpec kn = potrs_kernel_for(pb);
     ensure_shared(kn, cfg);
     const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
     auto launch = [&](auto args) {

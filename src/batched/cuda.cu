@@ -37,6 +37,7 @@
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 #include "cuda/staging.cuh"
+#include "batched/launch.cuh"
 #include "batched/walker.cuh"
 
 namespace apairs::batched {
@@ -54,7 +55,7 @@ const char *model_name(Model m) {
 namespace {
 
 // ---------------------------------------------------------------------------------
-// Kernel arguments (after normalisation)
+// KernelSpec arguments (after normalisation)
 
 template <class T>
 struct Opnd {
@@ -389,25 +390,13 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// Kernel selection (the same for plan and execute: a function of the problem and the
+// KernelSpec selection (the same for plan and execute: a function of the problem and the
 // device's SM count only)
 
-struct Kernel {
-    Model model = Model::ThreadPerElement;
-    const void *fn = nullptr;
-    std::string name;
-    int group = 1;           // threads per element
-    int unit_threads = 32;   // the estimator's unit of growth
-    int unit_elements = 1;   // elements a unit computes at once
-    int64_t unit_shared = 0; // dynamic shared bytes per unit
-    int sub_block = 0;       // block-per-element: threads per element (S)
-    std::string why;
-};
-
 template <class T, int G, int MB, int NB, int KB, bool EXACT>
-Kernel warp_kernel(Model model) {
+KernelSpec warp_kernel(Model model) {
     using W = WarpShape<G, MB, NB, KB>;
-    Kernel k;
+    KernelSpec k;
     k.model = model;
     k.fn = reinterpret_cast<const void *>(&gemm_warp_kernel<T, G, MB, NB, KB, EXACT>);
     k.name = EXACT ? fmt::format("gemm_warp<{}, G={}, {}x{}x{}>", sizeof(T) == 8 ? "f64" : "f32", G, MB, NB, KB)
@@ -421,15 +410,15 @@ Kernel warp_kernel(Model model) {
 }
 
 template <class T, int TY, int TX, int TM, int TN>
-Kernel block_kernel() {
+KernelSpec block_kernel() {
     using B = BlockShape<TY, TX, TM, TN>;
-    Kernel k;
+    KernelSpec k;
     k.model = Model::BlockPerElement;
     k.fn = reinterpret_cast<const void *>(&gemm_block_kernel<T, TY, TX, TM, TN>);
     k.name = fmt::format("gemm_block<{}, {}x{} threads, {}x{} tile/thread, k-slice {}>",
                          sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, B::KS);
     k.group = B::S;
-    k.sub_block = B::S;
+    k.sub = B::S;
     k.unit_threads = B::S;
     k.unit_elements = 1;
     k.unit_shared = int64_t(B::ES) * int64_t(sizeof(T));
@@ -441,11 +430,11 @@ Kernel block_kernel() {
 int64_t few_elements(int sm_count) { return int64_t(sm_count) * 64; }
 
 template <class T>
-Kernel select_kernel(const GemmProblem &pb, int sm_count) {
+KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     const int64_t m = pb.m, n = pb.n, k = pb.k, big = std::max({m, n, k});
     const bool square = m == n && n == k;
     const bool few = pb.batch < few_elements(sm_count);
-    Kernel kn;
+    KernelSpec kn;
     if (big <= 4) {
         kn = square && m == 2   ? warp_kernel<T, 1, 2, 2, 2, true>(Model::ThreadPerElement)
              : square && m == 4 ? warp_kernel<T, 1, 4, 4, 4, true>(Model::ThreadPerElement)
@@ -476,32 +465,21 @@ Kernel select_kernel(const GemmProblem &pb, int sm_count) {
         kn.why = big <= 16
                      ? fmt::format("only {} elements of up to 16x16 ({}x{}x{}), fewer than {} (64 per SM): a "
                                    "sub-block of {} threads per element keeps more of the device busy",
-                                   pb.batch, m, n, k, few_elements(sm_count), kn.sub_block)
+                                   pb.batch, m, n, k, few_elements(sm_count), kn.sub)
                      : fmt::format("elements of {}x{}x{} (above 16) need shared-memory tiles: a sub-block of {} "
                                    "threads per element, A and B staged 16 dimensions at a time",
-                                   m, n, k, kn.sub_block);
+                                   m, n, k, kn.sub);
     }
     return kn;
 }
 
-Kernel kernel_for(const GemmProblem &pb, int sm_count) {
+KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
     return pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(pb, sm_count) : select_kernel<float>(pb, sm_count);
 }
 
 // SoA block-per-element: this many consecutive elements per block fill a 32-byte sector.
-int soa_min_units(const GemmProblem &pb, const Kernel &k) {
+int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     return k.model == Model::BlockPerElement && pb.c.soa ? int(32 / pb.elem_size()) : 1;
-}
-
-void prepare_function(const Kernel &k, const DeviceLimits &limits) {
-    // Shared memory over the default 48 KiB needs the opt-in; the estimator assumes the
-    // largest carveout, so ask for it (these kernels stream through L1 without reuse).
-    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               int(limits.max_shared_per_block)),
-          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               int(cudaSharedmemCarveoutMaxShared)),
-          "cudaFuncSetAttribute(PreferredSharedMemoryCarveout)");
 }
 
 template <class T>
@@ -544,76 +522,24 @@ Args<T> make_args(const GemmProblem &pb, const void *A, const void *B, void *C) 
 
 }  // namespace
 
-CudaGemmConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target) {
-    require_device(device);
-    DeviceScope scope(device);
-    const DeviceLimits limits = device_limits(device);
-    const Kernel kn = kernel_for(pb, limits.sm_count);
-    prepare_function(kn, limits);
-
-    cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, kn.fn), "cudaFuncGetAttributes");
-    CudaGemmConfig cfg;
-    cfg.device = device;
-    cfg.device_name = limits.name;
-    cfg.cc_major = limits.cc_major;
-    cfg.cc_minor = limits.cc_minor;
-    cfg.sm_count = limits.sm_count;
-    cfg.model = kn.model;
-    cfg.group = kn.group;
-    cfg.regs_per_thread = fa.numRegs;
-
+CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target) {
     // The unit of growth: a warp of elements (thread-per-element, warp-group) or an
     // element's sub-block; for SoA block-per-element, as many consecutive elements'
     // sub-blocks as fill a 32-byte sector when that can launch, else half as many, ...
-    int units_min = soa_min_units(pb, kn);
-    KernelAttributes ka;
-    ka.regs_per_thread = fa.numRegs;
-    ka.shared_fixed = int64_t(fa.sharedSizeBytes);
-    ka.max_threads_per_block = fa.maxThreadsPerBlock;
-    for (;;) {
-        ka.threads_per_unit = kn.unit_threads * units_min;
-        ka.shared_per_unit = kn.unit_shared * units_min;
-        try {
-            cfg.choice = choose_block_size(limits, ka, occupancy_target);
-            break;
-        } catch (const std::invalid_argument &e) {
-            if (units_min > 1) {  // half as many consecutive elements per unit
-                units_min /= 2;
-                continue;
-            }
-            throw Error(APAIRS_ERROR_UNSUPPORTED,
-                        fmt::format("batched gemm {}x{}x{}: no launch configuration of {} fits {}: {}", pb.m, pb.n,
-                                    pb.k, kn.name, limits.name, e.what()));
-        }
-    }
-    cfg.block_threads = cfg.choice.chosen.block_threads;
-    const int units = cfg.block_threads / kn.unit_threads;
-    cfg.dynamic_shared = int64_t(units) * kn.unit_shared;
-    const int64_t per_block = int64_t(units) * kn.unit_elements;
-    const int64_t blocks = (pb.batch + per_block - 1) / per_block;
-    // A resident grid (one wave at the estimated occupancy); grid-stride beyond it.
-    const int64_t resident = int64_t(std::max(1, cfg.choice.chosen.blocks_per_sm)) * limits.sm_count;
-    cfg.grid = std::max<int64_t>(1, std::min({blocks, resident, int64_t(0x7fffffff)}));
-
-    int cuda_blocks = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cuda_blocks, kn.fn, cfg.block_threads,
-                                                        size_t(cfg.dynamic_shared)),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    cfg.cuda_blocks_per_sm = cuda_blocks;
-    cfg.why_model = fmt::format("{} ({}, {} elements per block of {} threads)", kn.why, kn.name, per_block,
-                                cfg.block_threads);
-    return cfg;
+    require_device(device);
+    const KernelSpec kn = kernel_for(pb, device_limits(device).sm_count);
+    return plan_kernel(kn, pb.batch, device, occupancy_target, soa_min_units(pb, kn),
+                       fmt::format("batched gemm {}x{}x{}", pb.m, pb.n, pb.k));
 }
 
-void execute_gemm_cuda(const GemmProblem &pb, const CudaGemmConfig &cfg, void *stream_ptr, const void *A,
+void execute_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream_ptr, const void *A,
                        const void *B, void *C) {
     DeviceScope scope(cfg.device);
     cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
     const int64_t es = int64_t(pb.elem_size());
 
     // Each operand is one "row" of span(batch) elements: used in place on the device,
-    // else staged packed. C is read first only when beta != 0.
+    // else staged packed.
     Staging st(cfg.device, stream);
     const int64_t wa = pb.a.span(pb.batch) * es, wb = pb.b.span(pb.batch) * es, wc = pb.c.span(pb.batch) * es;
     const int a_slot = st.in(A, 1, wa, wa, "A");
@@ -625,16 +551,8 @@ void execute_gemm_cuda(const GemmProblem &pb, const CudaGemmConfig &cfg, void *s
     st.stage();
     const Staging::View a = st.view(a_slot), b = st.view(b_slot), c = st.view(c_slot);
 
-    const Kernel kn = kernel_for(pb, cfg.sm_count);
-    if (cfg.dynamic_shared > 48 * 1024) {
-        // plan_gemm_cuda raised the limit; again here only if something lowered it since.
-        cudaFuncAttributes fa{};
-        check(cudaFuncGetAttributes(&fa, kn.fn), "cudaFuncGetAttributes");
-        if (fa.maxDynamicSharedSizeBytes < cfg.dynamic_shared)
-            check(cudaFuncSetAttribute(kn.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       int(cfg.dynamic_shared)),
-                  "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    }
+    const KernelSpec kn = kernel_for(pb, cfg.sm_count);
+    ensure_shared(kn, cfg);
     const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
     auto launch = [&](auto args) {
         void *params[] = {&args};

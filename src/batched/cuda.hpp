@@ -15,8 +15,8 @@ namespace apairs::batched {
 enum class Model { ThreadPerElement, WarpGroup, BlockPerElement };
 const char *model_name(Model m);  // "thread-per-element", "warp-group", "block-per-element"
 
-// What a gemm plan chose on one device, and why.
-struct CudaGemmConfig {
+// What a batched plan chose on one device, and why (every op of the family).
+struct CudaConfig {
     int device = 0;
     std::string device_name;
     int cc_major = 0, cc_minor = 0, sm_count = 0;
@@ -31,17 +31,17 @@ struct CudaGemmConfig {
     std::string why_model;         // one sentence: why this model for this size and count
 };
 
-CudaGemmConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target);
+CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target);
 
 // Runs the planned kernel; A, B, C may each be device or host memory (staged through
 // src/cuda/staging). Returns after queuing when all three are device memory.
-void execute_gemm_cuda(const GemmProblem &pb, const CudaGemmConfig &cfg, void *stream, const void *A,
+void execute_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A,
                        const void *B, void *C);
 
-// Cholesky (src/batched/cholesky.cu): the same configuration record, its own kernels.
-CudaGemmConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target);
-void execute_potrf_cuda(const PotrfProblem &pb, const CudaGemmConfig &cfg, void *stream, void *A, int32_t *info);
-CudaGemmConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target);
-void execute_potrs_cuda(const PotrsProblem &pb, const CudaGemmConfig &cfg, void *stream, const void *A, void *B);
+// Cholesky (src/batched/cholesky.cu): its own kernels, the same planning (launch.cuh).
+CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target);
+void execute_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *info);
+CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target);
+void execute_potrs_cuda(const PotrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A, void *B);
 
 }  // namespace apairs::batched

@@ -33,8 +33,8 @@ struct Gemm {
         gemm_host(pb, x[0], x[1], const_cast<void *>(x[2]), threads);
     }
 #if APAIRS_HAVE_CUDA
-    static CudaGemmConfig plan(const Problem &pb, int device, double target) { return plan_gemm_cuda(pb, device, target); }
-    static void cuda(const Problem &pb, const CudaGemmConfig &c, void *stream, const void *const *x) {
+    static CudaConfig plan(const Problem &pb, int device, double target) { return plan_gemm_cuda(pb, device, target); }
+    static void cuda(const Problem &pb, const CudaConfig &c, void *stream, const void *const *x) {
         execute_gemm_cuda(pb, c, stream, x[0], x[1], const_cast<void *>(x[2]));
     }
 #endif
@@ -53,8 +53,8 @@ struct Potrf {
         potrf_host(pb, const_cast<void *>(x[0]), static_cast<int32_t *>(const_cast<void *>(x[1])), threads);
     }
 #if APAIRS_HAVE_CUDA
-    static CudaGemmConfig plan(const Problem &pb, int device, double target) { return plan_potrf_cuda(pb, device, target); }
-    static void cuda(const Problem &pb, const CudaGemmConfig &c, void *stream, const void *const *x) {
+    static CudaConfig plan(const Problem &pb, int device, double target) { return plan_potrf_cuda(pb, device, target); }
+    static void cuda(const Problem &pb, const CudaConfig &c, void *stream, const void *const *x) {
         execute_potrf_cuda(pb, c, stream, const_cast<void *>(x[0]), static_cast<int32_t *>(const_cast<void *>(x[1])));
     }
 #endif
@@ -73,8 +73,8 @@ struct Potrs {
         potrs_host(pb, x[0], const_cast<void *>(x[1]), threads);
     }
 #if APAIRS_HAVE_CUDA
-    static CudaGemmConfig plan(const Problem &pb, int device, double target) { return plan_potrs_cuda(pb, device, target); }
-    static void cuda(const Problem &pb, const CudaGemmConfig &c, void *stream, const void *const *x) {
+    static CudaConfig plan(const Problem &pb, int device, double target) { return plan_potrs_cuda(pb, device, target); }
+    static void cuda(const Problem &pb, const CudaConfig &c, void *stream, const void *const *x) {
         execute_potrs_cuda(pb, c, stream, x[0], const_cast<void *>(x[1]));
     }
 #endif
@@ -88,7 +88,7 @@ public:
 #if APAIRS_HAVE_CUDA
         if (ctx.backend == APAIRS_BACKEND_CUDA) {
             cuda_ = Op::plan(pb_, ctx.device, ctx.occupancy_target);
-            const CudaGemmConfig &c = cuda_;
+            const CudaConfig &c = cuda_;
             const Occupancy &o = c.choice.chosen;
             description = fmt::format(
                 "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} model={} threads/element={} block={} "
@@ -121,7 +121,7 @@ public:
 private:
     typename Op::Problem pb_;
 #if APAIRS_HAVE_CUDA
-    CudaGemmConfig cuda_;
+    CudaConfig cuda_;
 #endif
 };
 

@@ -1,0 +1,87 @@
+#include "batched/launch.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cuda/device.hpp"
+#include "cuda/runtime.cuh"
+
+namespace apairs::batched {
+using namespace apairs::cuda;
+
+CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
+                       const std::string &what) {
+    require_device(device);
+    DeviceScope scope(device);
+    const DeviceLimits limits = device_limits(device);
+    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limits.max_shared_per_block)),
+          "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               int(cudaSharedmemCarveoutMaxShared)),
+          "cudaFuncSetAttribute(PreferredSharedMemoryCarveout)");
+
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
+    CudaConfig cfg;
+    cfg.device = device;
+    cfg.device_name = limits.name;
+    cfg.cc_major = limits.cc_major;
+    cfg.cc_minor = limits.cc_minor;
+    cfg.sm_count = limits.sm_count;
+    cfg.model = k.model;
+    cfg.group = k.group;
+    cfg.regs_per_thread = fa.numRegs;
+
+    KernelAttributes ka;
+    ka.regs_per_thread = fa.numRegs;
+    ka.shared_fixed = int64_t(fa.sharedSizeBytes);
+    ka.max_threads_per_block = fa.maxThreadsPerBlock;
+    for (;;) {
+        ka.threads_per_unit = k.unit_threads * units_min;
+        ka.shared_per_unit = k.unit_shared * units_min;
+        try {
+            cfg.choice = choose_block_size(limits, ka, occupancy_target);
+            break;
+        } catch (const std::invalid_argument &e) {
+            if (units_min > 1) {
+                units_min /= 2;
+                continue;
+            }
+            fail(APAIRS_ERROR_UNSUPPORTED,
+                 "{}: no launch configuration of {} ({} bytes of shared memory per {} threads) fits {}: {}", what,
+                 k.name, k.unit_shared, k.unit_threads, limits.name, e.what());
+        }
+    }
+    cfg.block_threads = cfg.choice.chosen.block_threads;
+    const int units = cfg.block_threads / k.unit_threads;
+    cfg.dynamic_shared = int64_t(units) * k.unit_shared;
+    const int64_t per_block = int64_t(units) * k.unit_elements;
+    const int64_t blocks = (batch + per_block - 1) / per_block;
+    // A resident grid (one wave at the estimated occupancy); grid-stride beyond it.
+    const int64_t resident = int64_t(std::max(1, cfg.choice.chosen.blocks_per_sm)) * limits.sm_count;
+    cfg.grid = std::max<int64_t>(1, std::min({blocks, resident, int64_t(0x7fffffff)}));
+
+    int cuda_blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cuda_blocks, k.fn, cfg.block_threads,
+                                                        size_t(cfg.dynamic_shared)),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    cfg.cuda_blocks_per_sm = cuda_blocks;
+    cfg.why_model =
+        fmt::format("{} ({}, {} elements per block of {} threads)", k.why, k.name, per_block, cfg.block_threads);
+    return cfg;
+}
+
+void ensure_shared(const KernelSpec &k, const CudaConfig &cfg) {
+    if (cfg.dynamic_shared <= 48 * 1024) return;
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
+    if (fa.maxDynamicSharedSizeBytes < cfg.dynamic_shared)
+        check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.dynamic_shared)),
+              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+}
+
+}  // namespace apairs::batched

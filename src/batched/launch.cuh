@@ -1,0 +1,37 @@
+// Planning shared by the batched CUDA engines (cuda.cu: gemm; cholesky.cu: potrf, potrs):
+// a kernel described by its unit of growth, sized by the minimal-block-size estimator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "batched/cuda.hpp"
+
+namespace apairs::batched {
+
+// One kernel as the planner sees it.
+struct KernelSpec {
+    Model model = Model::ThreadPerElement;
+    const void *fn = nullptr;
+    std::string name;
+    int group = 1;            // threads per element
+    int unit_threads = 32;    // the estimator's unit of growth (a warp of elements, a team, a sub-block)
+    int unit_elements = 1;    // elements a unit computes at once
+    int64_t unit_shared = 0;  // dynamic shared bytes per unit
+    int sub = 0;              // block-per-element kernels: threads per element
+    std::string why;          // why this model, one sentence
+};
+
+// The configuration of `k` for `batch` elements on `device`: opts in to the device's
+// shared memory and the largest carveout (what the estimator assumes), grows blocks a
+// unit at a time with units of `units_min` kernel units (halved while nothing launches),
+// a resident grid, and CUDA's own occupancy count beside the estimator's. `what` names
+// the problem in the UNSUPPORTED error thrown when no block can launch.
+CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
+                       const std::string &what);
+
+// At execute: raises the kernel's dynamic shared-memory limit again if something lowered
+// it since planning.
+void ensure_shared(const KernelSpec &k, const CudaConfig &cfg);
+
+}  // namespace apairs::batched
