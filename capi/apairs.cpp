@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <new>
@@ -66,6 +67,26 @@ apairs_status_t guarded(const char *fn, F &&body) noexcept {
         try { last_error = fmt::format("{}: internal error: unknown exception", fn); } catch (...) {}
         return APAIRS_ERROR_INTERNAL;
     }
+}
+
+// An array argument of an execute function, by its C name.
+struct Array {
+    const char *name;
+    const void *ptr;
+};
+
+// Every execute function: the handle and each array must be non-null, and the plan must
+// be one of `op`'s; the arrays go to the plan in the order of the C arguments.
+void execute_op(apairs_plan_t plan, const char *op, std::initializer_list<Array> args) {
+    require(plan, "plan");
+    const void *arrays[8] = {};
+    size_t k = 0;
+    for (const Array &a : args) {
+        require(a.ptr, a.name);
+        arrays[k++] = a.ptr;
+    }
+    apairs::require_op(*plan, op);
+    plan->execute(arrays);
 }
 
 }  // namespace
@@ -161,89 +182,131 @@ apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apairs_context_
 }
 
 apairs_status_t apairs_plan_execute(apairs_plan_t plan, const void *A, const void *B, void *D) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(A, "A");
-        require(B, "B");
-        require(D, "D");
-        apairs::require_op(*plan, "pairwise");
-        const void *const arrays[] = {A, B, D};
-        plan->execute(arrays);
-    });
+    return guarded(__func__, [&] { execute_op(plan, "pairwise", {{"A", A}, {"B", B}, {"D", D}}); });
 }
+
+// Every batched create: check the handles, build the family's problem (which validates
+// every argument), plan.
+#define APAIRS_CREATE_BATCHED(make_problem, make_plan, ...)                     \
+    guarded(__func__, [&] {                                                     \
+        require(plan, "plan");                                                  \
+        require(ctx, "ctx");                                                    \
+        *plan = apairs::batched::make_plan(*ctx, apairs::batched::make_problem(__VA_ARGS__)).release(); \
+    })
 
 apairs_status_t apairs_plan_create_gemm_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
                                                 int32_t layout, int32_t order, int32_t trans_a, int32_t trans_b,
                                                 int64_t m, int64_t n, int64_t k, double alpha, double beta,
                                                 int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b,
                                                 int64_t ldc, int64_t stride_c, int64_t batch) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(ctx, "ctx");
-        const apairs::batched::GemmProblem pb = apairs::batched::make_gemm_problem(
-            dtype, layout, order, trans_a, trans_b, m, n, k, alpha, beta, lda, stride_a, ldb, stride_b, ldc,
-            stride_c, batch);
-        *plan = apairs::batched::make_gemm_plan(*ctx, pb).release();
-    });
+    return APAIRS_CREATE_BATCHED(make_gemm_problem, make_gemm_plan, dtype, layout, order, trans_a, trans_b, m, n, k,
+                                 alpha, beta, lda, stride_a, ldb, stride_b, ldc, stride_c, batch);
 }
 
 apairs_status_t apairs_plan_create_potrf_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
                                                  int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t lda,
                                                  int64_t stride_a, int64_t batch) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(ctx, "ctx");
-        const apairs::batched::PotrfProblem pb =
-            apairs::batched::make_potrf_problem(dtype, layout, order, uplo, n, lda, stride_a, batch);
-        *plan = apairs::batched::make_potrf_plan(*ctx, pb).release();
-    });
+    return APAIRS_CREATE_BATCHED(make_potrf_problem, make_potrf_plan, dtype, layout, order, uplo, n, lda, stride_a,
+                                 batch);
 }
 
 apairs_status_t apairs_plan_execute_potrf(apairs_plan_t plan, void *A, int32_t *info) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(A, "A");
-        require(info, "info");
-        apairs::require_op(*plan, "potrf");
-        const void *const arrays[] = {A, info};
-        plan->execute(arrays);
-    });
+    return guarded(__func__, [&] { execute_op(plan, "potrf", {{"A", A}, {"info", info}}); });
 }
 
 apairs_status_t apairs_plan_create_potrs_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
                                                  int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t nrhs,
                                                  int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b,
                                                  int64_t batch) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(ctx, "ctx");
-        const apairs::batched::PotrsProblem pb = apairs::batched::make_potrs_problem(
-            dtype, layout, order, uplo, n, nrhs, lda, stride_a, ldb, stride_b, batch);
-        *plan = apairs::batched::make_potrs_plan(*ctx, pb).release();
-    });
+    return APAIRS_CREATE_BATCHED(make_potrs_problem, make_potrs_plan, dtype, layout, order, uplo, n, nrhs, lda,
+                                 stride_a, ldb, stride_b, batch);
 }
 
 apairs_status_t apairs_plan_execute_potrs(apairs_plan_t plan, const void *A, void *B) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(A, "A");
-        require(B, "B");
-        apairs::require_op(*plan, "potrs");
-        const void *const arrays[] = {A, B};
-        plan->execute(arrays);
-    });
+    return guarded(__func__, [&] { execute_op(plan, "potrs", {{"A", A}, {"B", B}}); });
 }
 
 apairs_status_t apairs_plan_execute_gemm(apairs_plan_t plan, const void *A, const void *B, void *C) {
-    return guarded(__func__, [&] {
-        require(plan, "plan");
-        require(A, "A");
-        require(B, "B");
-        require(C, "C");
-        apairs::require_op(*plan, "gemm");
-        const void *const arrays[] = {A, B, C};
-        plan->execute(arrays);
-    });
+    return guarded(__func__, [&] { execute_op(plan, "gemm", {{"A", A}, {"B", B}, {"C", C}}); });
+}
+
+apairs_status_t apairs_plan_create_posv_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t nrhs,
+                                                int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                                int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_posv_problem, make_posv_plan, dtype, layout, order, uplo, n, nrhs, lda,
+                                 stride_a, ldb, stride_b, batch);
+}
+
+apairs_status_t apairs_plan_execute_posv(apairs_plan_t plan, void *A, void *B, int32_t *info) {
+    return guarded(__func__, [&] { execute_op(plan, "posv", {{"A", A}, {"B", B}, {"info", info}}); });
+}
+
+apairs_status_t apairs_plan_create_dot_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                               int32_t layout, int64_t n, int64_t stride_x, int64_t stride_y,
+                                               int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_dot_problem, make_dot_plan, dtype, layout, n, stride_x, stride_y, batch);
+}
+
+apairs_status_t apairs_plan_execute_dot(apairs_plan_t plan, const void *x, const void *y, void *out) {
+    return guarded(__func__, [&] { execute_op(plan, "dot", {{"x", x}, {"y", y}, {"out", out}}); });
+}
+
+apairs_status_t apairs_plan_create_gemv_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                int32_t layout, int32_t order, int32_t trans, int64_t m, int64_t n,
+                                                double alpha, double beta, int64_t lda, int64_t stride_a,
+                                                int64_t stride_x, int64_t stride_y, int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_gemv_problem, make_gemv_plan, dtype, layout, order, trans, m, n, alpha, beta,
+                                 lda, stride_a, stride_x, stride_y, batch);
+}
+
+apairs_status_t apairs_plan_execute_gemv(apairs_plan_t plan, const void *A, const void *x, void *y) {
+    return guarded(__func__, [&] { execute_op(plan, "gemv", {{"A", A}, {"x", x}, {"y", y}}); });
+}
+
+apairs_status_t apairs_plan_create_getrf_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                 int32_t layout, int32_t order, int64_t n, int64_t lda,
+                                                 int64_t stride_a, int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_getrf_problem, make_getrf_plan, dtype, layout, order, n, lda, stride_a, batch);
+}
+
+apairs_status_t apairs_plan_execute_getrf(apairs_plan_t plan, void *A, int32_t *ipiv, int32_t *info) {
+    return guarded(__func__, [&] { execute_op(plan, "getrf", {{"A", A}, {"ipiv", ipiv}, {"info", info}}); });
+}
+
+apairs_status_t apairs_plan_create_getrs_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                 int32_t layout, int32_t order, int32_t trans, int64_t n,
+                                                 int64_t nrhs, int64_t lda, int64_t stride_a, int64_t ldb,
+                                                 int64_t stride_b, int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_getrs_problem, make_getrs_plan, dtype, layout, order, trans, n, nrhs, lda,
+                                 stride_a, ldb, stride_b, batch);
+}
+
+apairs_status_t apairs_plan_execute_getrs(apairs_plan_t plan, const void *A, const int32_t *ipiv, void *B) {
+    return guarded(__func__, [&] { execute_op(plan, "getrs", {{"A", A}, {"ipiv", ipiv}, {"B", B}}); });
+}
+
+apairs_status_t apairs_plan_create_gesv_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                int32_t layout, int32_t order, int64_t n, int64_t nrhs, int64_t lda,
+                                                int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_gesv_problem, make_gesv_plan, dtype, layout, order, n, nrhs, lda, stride_a,
+                                 ldb, stride_b, batch);
+}
+
+apairs_status_t apairs_plan_execute_gesv(apairs_plan_t plan, void *A, int32_t *ipiv, void *B, int32_t *info) {
+    return guarded(__func__,
+                   [&] { execute_op(plan, "gesv", {{"A", A}, {"ipiv", ipiv}, {"B", B}, {"info", info}}); });
+}
+
+apairs_status_t apairs_plan_create_transpose_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                     int32_t to_layout, int64_t entries, int64_t stride_in,
+                                                     int64_t stride_out, int64_t batch) {
+    return APAIRS_CREATE_BATCHED(make_transpose_problem, make_transpose_plan, dtype, to_layout, entries, stride_in,
+                                 stride_out, batch);
+}
+
+apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, const void *in, void *out) {
+    return guarded(__func__, [&] { execute_op(plan, "transpose", {{"in", in}, {"out", out}}); });
 }
 
 apairs_status_t apairs_plan_describe(apairs_plan_t plan, char *buf, int64_t size, int64_t *length) {

@@ -84,6 +84,7 @@ module apairs
 
   integer(c_int32_t), parameter :: APAIRS_OPTION_OCCUPANCY_TARGET = 1
   integer(c_int32_t), parameter :: APAIRS_OPTION_HOST_THREADS = 2
+  integer(c_int32_t), parameter :: APAIRS_OPTION_STAGING_BYTES = 3
 
   ! ---------------------------------------------------------------------------------
   ! Element types (apairs_dtype_e) and metrics (apairs_metric_e)
@@ -325,6 +326,197 @@ module apairs
       type(c_ptr), value :: B
       integer(c_int32_t) :: r
     end function apairs_plan_execute_potrs
+
+    function apairs_plan_create_posv_batched(plan, ctx, dtype, layout, order, uplo, n, nrhs, lda, &
+        stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_posv_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), value :: uplo
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: nrhs
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: stride_b
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_posv_batched
+
+    ! info(batch) receives each element's LAPACK info; B is solved where it is 0.
+    function apairs_plan_execute_posv(plan, A, B, info) bind(C, name="apairs_plan_execute_posv") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_posv
+
+    function apairs_plan_create_dot_batched(plan, ctx, dtype, layout, n, stride_x, stride_y, batch) &
+        bind(C, name="apairs_plan_create_dot_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: stride_x
+      integer(c_int64_t), value :: stride_y
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_dot_batched
+
+    ! out points to batch values of the dtype: x_e . y_e.
+    function apairs_plan_execute_dot(plan, x, y, out) bind(C, name="apairs_plan_execute_dot") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      type(c_ptr), value :: out
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_dot
+
+    function apairs_plan_create_gemv_batched(plan, ctx, dtype, layout, order, trans, m, n, alpha, &
+        beta, lda, stride_a, stride_x, stride_y, batch) &
+        bind(C, name="apairs_plan_create_gemv_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), value :: trans
+      integer(c_int64_t), value :: m
+      integer(c_int64_t), value :: n
+      real(c_double), value :: alpha
+      real(c_double), value :: beta
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: stride_x
+      integer(c_int64_t), value :: stride_y
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_gemv_batched
+
+    function apairs_plan_execute_gemv(plan, A, x, y) bind(C, name="apairs_plan_execute_gemv") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: x
+      type(c_ptr), value :: y
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_gemv
+
+    function apairs_plan_create_getrf_batched(plan, ctx, dtype, layout, order, n, lda, stride_a, &
+        batch) bind(C, name="apairs_plan_create_getrf_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_getrf_batched
+
+    ! ipiv(n * batch) receives the pivots (1-based), info(batch) each element's LAPACK info.
+    function apairs_plan_execute_getrf(plan, A, ipiv, info) &
+        bind(C, name="apairs_plan_execute_getrf") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      integer(c_int32_t), dimension(*), intent(out) :: ipiv
+      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_getrf
+
+    function apairs_plan_create_getrs_batched(plan, ctx, dtype, layout, order, trans, n, nrhs, lda, &
+        stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_getrs_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int32_t), value :: trans
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: nrhs
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: stride_b
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_getrs_batched
+
+    function apairs_plan_execute_getrs(plan, A, ipiv, B) bind(C, name="apairs_plan_execute_getrs") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      integer(c_int32_t), dimension(*), intent(in) :: ipiv
+      type(c_ptr), value :: B
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_getrs
+
+    function apairs_plan_create_gesv_batched(plan, ctx, dtype, layout, order, n, nrhs, lda, &
+        stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_gesv_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: layout
+      integer(c_int32_t), value :: order
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: nrhs
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: stride_a
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: stride_b
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_gesv_batched
+
+    ! ipiv(n * batch) receives the pivots, info(batch) the LAPACK info; B solved where it is 0.
+    function apairs_plan_execute_gesv(plan, A, ipiv, B, info) &
+        bind(C, name="apairs_plan_execute_gesv") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      integer(c_int32_t), dimension(*), intent(out) :: ipiv
+      type(c_ptr), value :: B
+      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_gesv
+
+    function apairs_plan_create_transpose_batched(plan, ctx, dtype, to_layout, entries, stride_in, &
+        stride_out, batch) bind(C, name="apairs_plan_create_transpose_batched") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: dtype
+      integer(c_int32_t), value :: to_layout
+      integer(c_int64_t), value :: entries
+      integer(c_int64_t), value :: stride_in
+      integer(c_int64_t), value :: stride_out
+      integer(c_int64_t), value :: batch
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_transpose_batched
+
+    function apairs_plan_execute_transpose(plan, in, out) &
+        bind(C, name="apairs_plan_execute_transpose") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: in
+      type(c_ptr), value :: out
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_transpose
   end interface
 
   ! C's strlen, for the *_f functions (private).

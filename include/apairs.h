@@ -111,7 +111,14 @@ enum apairs_option_e {
      * The plan picks the smallest block that reaches the target. */
     APAIRS_OPTION_OCCUPANCY_TARGET = 1,
     /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number in [0, 1024]. */
-    APAIRS_OPTION_HOST_THREADS = 2
+    APAIRS_OPTION_HOST_THREADS = 2,
+    /* Device memory, in bytes, that executing a batched plan on CUDA may allocate to stage
+     * arrays that live in host memory. Such a batch runs in chunks of elements that fit
+     * (three in flight, on streams of their own, so that copies overlap kernels): a host
+     * batch larger than device memory runs. 0 (the default): 192 MiB, or a quarter of
+     * the device's free memory when that is less. A whole number in [0, 2^53]; read
+     * when the plan is created (its description states the chunk). */
+    APAIRS_OPTION_STAGING_BYTES = 3
 };
 
 /** Number of CUDA devices this build can use: 0 when built without CUDA or when no
@@ -373,6 +380,125 @@ APAIRS_API apairs_status_t apairs_plan_create_potrs_batched(apairs_plan_t *plan,
 
 /** Execute a potrs plan: B_e = A_e^-1 B_e from the factor in A_e. B must not overlap A. */
 APAIRS_API apairs_status_t apairs_plan_execute_potrs(apairs_plan_t plan, const void *A, void *B);
+
+/** Plan posv, potrf then potrs in one call (as LAPACK's posv for each element): A is
+ *  factored in place, info written as by potrf, and B_e overwritten with the solution
+ *  where info[e] = 0 and left unchanged where info[e] != 0.
+ *  Arguments and accuracy as potrf and potrs. */
+APAIRS_API apairs_status_t apairs_plan_create_posv_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                           int32_t dtype, int32_t layout, int32_t order,
+                                                           int32_t uplo, int64_t n, int64_t nrhs, int64_t lda,
+                                                           int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                                           int64_t batch);
+
+/** Execute a posv plan. info: batch int32_t, contiguous. */
+APAIRS_API apairs_status_t apairs_plan_execute_posv(apairs_plan_t plan, void *A, void *B, int32_t *info);
+
+/* Vectors of the batched plans (x, y of dot and gemv) have their n entries at
+ *   AoS: x[e * stride + i]        SoA: x[i * stride + e]
+ * (a stored n x 1 matrix with ld = n); stride as for matrices. */
+
+/** Plan batched dot products: out[e] = sum_i x_e[i] y_e[i] for every element e.
+ *  @param[in] n                   1 to 4096 entries per vector
+ *  @param[in] stride_x, stride_y  element (AoS) or batch (SoA) strides
+ *  The results are `batch` values of the dtype, contiguous.
+ *  Accuracy: DOT_ACCURACY */
+APAIRS_API apairs_status_t apairs_plan_create_dot_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                          int32_t layout, int64_t n, int64_t stride_x,
+                                                          int64_t stride_y, int64_t batch);
+
+/** Execute a dot plan: out[e] = x_e . y_e. out must not overlap x or y. */
+APAIRS_API apairs_status_t apairs_plan_execute_dot(apairs_plan_t plan, const void *x, const void *y, void *out);
+
+/** Plan batched matrix-vector products: y_e = alpha op(A_e) x_e + beta y_e, A stored
+ *  m x n; op(A) = A takes x of n entries and y of m, A^T takes x of m and y of n.
+ *  @param[in] m, n     1 to 4096
+ *  @param[in] trans    an apairs_op_e value
+ *  @param[in] alpha, beta  finite numbers of the dtype; beta = 0 never reads y
+ *  Accuracy: GEMV_ACCURACY */
+APAIRS_API apairs_status_t apairs_plan_create_gemv_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
+                                                           int32_t layout, int32_t order, int32_t trans, int64_t m,
+                                                           int64_t n, double alpha, double beta, int64_t lda,
+                                                           int64_t stride_a, int64_t stride_x, int64_t stride_y,
+                                                           int64_t batch);
+
+/** Execute a gemv plan. y must not overlap A or x. */
+APAIRS_API apairs_status_t apairs_plan_execute_gemv(apairs_plan_t plan, const void *A, const void *x, void *y);
+
+/* Pivots of the LU plans (ipiv): n int32_t per element, ipiv[e * n + i] (AoS) or
+ * ipiv[i * batch + e] (SoA), 1-based as LAPACK's: row i was interchanged with row ipiv[i]. */
+
+/** Plan batched LU factorisations with partial pivoting, as LAPACK's getrf for each
+ *  element: A_e = P L U, L unit lower triangular and U upper, written over A_e.
+ *  @param[in] n        1 to 128
+ *  On CUDA an element lives in one block's shared memory: f64 with n above about 110
+ *  needs more than the 99 KiB per block of some GPUs (Hopper and A100 have enough) and
+ *  fails there with APAIRS_ERROR_UNSUPPORTED at plan time.
+ *  Pivots: in column j, the first row with the largest |a_ij| (a NaN counts as larger than
+ *  any number), the same rule on both backends; rows are swapped whole and the entries
+ *  below the pivot divided by it.
+ *  info[e] = 0, or j > 0 for the first column j whose pivot is exactly zero or NaN; the
+ *  factorisation of that element still completes (as LAPACK's: a zero pivot's column is
+ *  not scaled), the others are not affected.
+ *  Accuracy: P L U = A + dA with |dA| <= gamma_n |L| |U| entrywise, gamma_n = n u / (1 - n u),
+ *  and every |l_ij| <= 1 (Higham, Thm 9.3). The CUDA kernels fuse each update into one
+ *  fma and the host rounds twice, so the two backends may differ in the last bits (and,
+ *  on near-ties, in the pivot chosen); both meet the bound. */
+APAIRS_API apairs_status_t apairs_plan_create_getrf_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                            int32_t dtype, int32_t layout, int32_t order, int64_t n,
+                                                            int64_t lda, int64_t stride_a, int64_t batch);
+
+/** Execute a getrf plan. ipiv as above; info: batch int32_t, contiguous. */
+APAIRS_API apairs_status_t apairs_plan_execute_getrf(apairs_plan_t plan, void *A, int32_t *ipiv, int32_t *info);
+
+/** Plan batched solves op(A) X = B from getrf's factors and pivots (LAPACK's getrs).
+ *  @param[in] trans    an apairs_op_e value
+ *  @param[in] nrhs     1 to 1024
+ *  Pivot entries outside 1..n are ignored (never used as an index).
+ *  Accuracy: backward stable: (A + dA) X = B with |dA| <= gamma_{3n} P |L| |U| (Higham,
+ *  Thm 9.4), so ||op(A) X - B|| <= gamma_{3n} || |L| |U| || ||X||, a few n u ||A|| ||X||
+ *  for well-conditioned A; the tests hold both backends to it. */
+APAIRS_API apairs_status_t apairs_plan_create_getrs_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                            int32_t dtype, int32_t layout, int32_t order,
+                                                            int32_t trans, int64_t n, int64_t nrhs, int64_t lda,
+                                                            int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                                            int64_t batch);
+
+/** Execute a getrs plan: B_e overwritten with X_e. B must not overlap A or ipiv. */
+APAIRS_API apairs_status_t apairs_plan_execute_getrs(apairs_plan_t plan, const void *A, const int32_t *ipiv,
+                                                     void *B);
+
+/** Plan gesv, getrf then getrs in one call (as LAPACK's gesv for each element): A is
+ *  factored in place, ipiv and info written as by getrf, and B_e overwritten with the
+ *  solution where info[e] = 0 and left unchanged (neither read nor written) where
+ *  info[e] != 0. Accuracy as getrf and getrs. */
+APAIRS_API apairs_status_t apairs_plan_create_gesv_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                           int32_t dtype, int32_t layout, int32_t order, int64_t n,
+                                                           int64_t nrhs, int64_t lda, int64_t stride_a, int64_t ldb,
+                                                           int64_t stride_b, int64_t batch);
+
+/** Execute a gesv plan. */
+APAIRS_API apairs_status_t apairs_plan_execute_gesv(apairs_plan_t plan, void *A, int32_t *ipiv, void *B,
+                                                    int32_t *info);
+
+/** Plan the layout adapter: every element's `entries` values (a whole AoS element
+ *  extent, padding included) from one layout to the other:
+ *    to_layout = SOA: out[i * stride_out + e] = in[e * stride_in + i]
+ *    to_layout = AOS: out[e * stride_out + i] = in[i * stride_in + e]
+ *  for i < entries and e < batch; nothing else of `out` is written. The values are
+ *  copied bit for bit.
+ *  @param[in] dtype    APAIRS_DTYPE_F32, F64 or U8
+ *  @param[in] to_layout an apairs_layout_e value: the layout of `out`
+ *  @param[in] entries  >= 1 values per element
+ *  @param[in] stride_in, stride_out  the AoS element stride (>= entries) and the SoA
+ *             batch stride (>= batch), as each side's layout needs */
+APAIRS_API apairs_status_t apairs_plan_create_transpose_batched(apairs_plan_t *plan, apairs_context_t ctx,
+                                                                int32_t dtype, int32_t to_layout, int64_t entries,
+                                                                int64_t stride_in, int64_t stride_out,
+                                                                int64_t batch);
+
+/** Execute a transpose plan. out must not overlap in. */
+APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, const void *in, void *out);
 
 #ifdef __cplusplus
 }

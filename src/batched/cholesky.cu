@@ -44,7 +44,6 @@
 #include "batched/cuda.hpp"
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
-#include "cuda/staging.cuh"
 #include "batched/launch.cuh"
 #include "batched/walker.cuh"
 
@@ -89,63 +88,13 @@ template <class T>
 struct PotrsArgs {
     Tri<const T> a;
     T *b;
+    const int32_t *skip;  // posv: info; elements with skip[e] != 0 keep their B
     int64_t ldb, sb;
     bool soa_b, row_major_b;
     int n, nrhs, g;  // g: threads per element (columns per chunk)
     int64_t batch;
 };
 
-
-__device__ __forceinline__ void team_sync(bool warp_team) {
-    if (warp_team)
-        __syncwarp();
-    else
-        __syncthreads();
-}
-
-// Visits the fast-grid rectangle nr x nc of a team's `ept` elements in memory order
-// (AoS: (c, r, q) with c fastest; SoA: (q, c, r)), the team's `tt` threads `tt` positions
-// apart. map(q, r, c, &global_offset, &shared_offset) says whether (and where) to copy.
-// Loads CH entries before storing them, so that CH loads per thread are in flight.
-template <int CH, class T, class Map>
-__device__ __forceinline__ void team_load(const T *g, T *sh, bool soa, int tid, int tt, int ept, int nr, int nc,
-                                          Map map) {
-    Walker w = soa ? Walker(tid, tt, ept, nc) : Walker(tid, tt, nc, nr);
-    const int last = soa ? nr : ept;
-    while (w.d2 < last) {
-        T v[CH];
-        int dst[CH];
-#pragma unroll
-        for (int c = 0; c < CH; ++c) {
-            const int q = soa ? w.d0 : w.d2;
-            const int rr = soa ? w.d2 : w.d1, col = soa ? w.d1 : w.d0;
-            int64_t go = 0;
-            int so = -1;
-            const bool ok = w.d2 < last && map(q, rr, col, go, so);
-            v[c] = ok ? g[go] : T(0);
-            dst[c] = ok ? so : -1;
-            w.advance();
-        }
-#pragma unroll
-        for (int c = 0; c < CH; ++c)
-            if (dst[c] >= 0) sh[dst[c]] = v[c];
-    }
-}
-
-template <class T, class Map>
-__device__ __forceinline__ void team_store(T *g, const T *sh, bool soa, int tid, int tt, int ept, int nr, int nc,
-                                           Map map) {
-    Walker w = soa ? Walker(tid, tt, ept, nc) : Walker(tid, tt, nc, nr);
-    const int last = soa ? nr : ept;
-#pragma unroll 4
-    for (; w.d2 < last; w.advance()) {
-        const int q = soa ? w.d0 : w.d2;
-        const int rr = soa ? w.d2 : w.d1, col = soa ? w.d1 : w.d0;
-        int64_t go = 0;
-        int so = -1;
-        if (map(q, rr, col, go, so)) g[go] = sh[so];
-    }
-}
 
 template <class T>
 __device__ __forceinline__ int64_t tri_offset(const Tri<T> &a, int r, int c, int64_t e) {
@@ -338,7 +287,7 @@ __global__ void CHOL_MAXNREG potrs_kernel(const PotrsArgs<T> g) {
             const int r0 = g.row_major_b ? 0 : c0, c0f = g.row_major_b ? c0 : 0;
             auto map = [&](int qq, int r, int c, int64_t &go, int &so) {
                 const int64_t e = e0 + qq;
-                if (e >= g.batch) return false;
+                if (e >= g.batch || (g.skip && g.skip[e] != 0)) return false;
                 const int rr = r + r0, cc = c + c0f;
                 const int i = g.row_major_b ? rr : cc, j = g.row_major_b ? cc : rr;
                 const int64_t idx = int64_t(rr) * g.ldb + cc;
@@ -483,43 +432,22 @@ CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_
                        fmt::format("batched potrf n={}", pb.n));
 }
 
-void execute_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream_ptr, void *A,
-                        int32_t *info) {
+void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *info) {
     DeviceScope scope(cfg.device);
-    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-    const int64_t es = int64_t(pb.elem_size());
-
-    Staging st(cfg.device, stream);
-    const int64_t wa = pb.a.span(pb.batch) * es, wi = pb.batch * int64_t(sizeof(int32_t));
-    const int a_slot = st.out(A, 1, wa, wa, "A", true);
-    const int i_slot = st.out(info, 1, wi, wi, "info");
-    st.stage();
-    const Staging::View a = st.view(a_slot), inf = st.view(i_slot);
-
-    const KernelSpec kn = potrf_kernel_for(pb);
-    ensure_shared(kn, cfg);
-    const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
-    auto launch = [&](auto args) {
-        void *params[] = {&args};
-        check(cudaLaunchKernel(kn.fn, grid, block, params, size_t(cfg.dynamic_shared), stream),
-              "batched potrf kernel launch");
-    };
     auto fill = [&](auto *p) {
         using T = std::remove_pointer_t<decltype(p)>;
         PotrfArgs<T> g;
         g.a = tri_of<T>(pb.a, pb.lower, p);
-        g.info = static_cast<int32_t *>(inf.ptr);
+        g.info = info;
         g.n = int(pb.n);
-        g.sub = kn.sub;
+        g.sub = cfg.sub;
         g.batch = pb.batch;
         return g;
     };
     if (pb.dtype == APAIRS_DTYPE_F64)
-        launch(fill(static_cast<double *>(a.ptr)));
+        launch_planned(cfg, stream, fill(static_cast<double *>(A)), "batched potrf kernel launch");
     else
-        launch(fill(static_cast<float *>(a.ptr)));
-    check(cudaGetLastError(), "batched potrf kernel launch");
-    st.finish();
+        launch_planned(cfg, stream, fill(static_cast<float *>(A)), "batched potrf kernel launch");
 }
 
 CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
@@ -527,48 +455,61 @@ CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_
                        fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs));
 }
 
-void execute_potrs_cuda(const PotrsProblem &pb, const CudaConfig &cfg, void *stream_ptr, const void *A,
-                        void *B) {
+namespace {
+
+// potrs over the factors in A; with `skip`, elements whose skip[e] != 0 are left alone.
+void potrs_launch(const PotrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A, void *B,
+                  const int32_t *skip) {
     DeviceScope scope(cfg.device);
-    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-    const int64_t es = int64_t(pb.elem_size());
-
-    Staging st(cfg.device, stream);
-    const int64_t wa = pb.a.span(pb.batch) * es, wb = pb.b.span(pb.batch) * es;
-    const int a_slot = st.in(A, 1, wa, wa, "A");
-    const int b_slot = st.out(B, 1, wb, wb, "B", true);
-    st.stage();
-    const Staging::View a = st.view(a_slot), b = st.view(b_slot);
-
-    const KernelSpec kn = potrs_kernel_for(pb);
-    ensure_shared(kn, cfg);
-    const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
-    auto launch = [&](auto args) {
-        void *params[] = {&args};
-        check(cudaLaunchKernel(kn.fn, grid, block, params, size_t(cfg.dynamic_shared), stream),
-              "batched potrs kernel launch");
-    };
     auto fill = [&](auto *p) {
         using T = std::remove_pointer_t<decltype(p)>;
         PotrsArgs<T> g;
-        g.a = tri_of<const T>(pb.a, pb.lower, static_cast<const T *>(a.ptr));
+        g.a = tri_of<const T>(pb.a, pb.lower, static_cast<const T *>(A));
         g.b = p;
+        g.skip = skip;
         g.ldb = pb.b.ld;
         g.sb = pb.b.stride;
         g.soa_b = pb.b.soa;
         g.row_major_b = pb.b.row_major;
         g.n = int(pb.n);
         g.nrhs = int(pb.nrhs);
-        g.g = kn.group;
+        g.g = cfg.group;
         g.batch = pb.batch;
         return g;
     };
     if (pb.dtype == APAIRS_DTYPE_F64)
-        launch(fill(static_cast<double *>(b.ptr)));
+        launch_planned(cfg, stream, fill(static_cast<double *>(B)), "batched potrs kernel launch");
     else
-        launch(fill(static_cast<float *>(b.ptr)));
-    check(cudaGetLastError(), "batched potrs kernel launch");
-    st.finish();
+        launch_planned(cfg, stream, fill(static_cast<float *>(B)), "batched potrs kernel launch");
+}
+
+PotrfProblem potrf_of(const PosvProblem &pb) {
+    PotrfProblem f;
+    f.dtype = pb.dtype, f.lower = pb.lower, f.n = pb.n, f.a = pb.a, f.batch = pb.batch;
+    return f;
+}
+PotrsProblem potrs_of(const PosvProblem &pb) {
+    PotrsProblem s;
+    s.dtype = pb.dtype, s.lower = pb.lower, s.n = pb.n, s.nrhs = pb.nrhs, s.a = pb.a, s.b = pb.b;
+    s.batch = pb.batch;
+    return s;
+}
+
+}  // namespace
+
+void launch_potrs_cuda(const PotrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A, void *B) {
+    potrs_launch(pb, cfg, stream, A, B, nullptr);
+}
+
+PosvConfig plan_posv_cuda(const PosvProblem &pb, int device, double occupancy_target) {
+    return {plan_potrf_cuda(potrf_of(pb), device, occupancy_target),
+            plan_potrs_cuda(potrs_of(pb), device, occupancy_target)};
+}
+
+void launch_posv_cuda(const PosvProblem &pb, const PosvConfig &cfg, void *stream, void *A, void *B,
+                      int32_t *info) {
+    launch_potrf_cuda(potrf_of(pb), cfg.potrf, stream, A, info);
+    potrs_launch(potrs_of(pb), cfg.potrs, stream, A, B, info);
 }
 
 }  // namespace apairs::batched

@@ -11,9 +11,10 @@ namespace apairs::batched {
 
 // Ha et al.'s execution models: one thread computes a whole element; a group of 2 to 32
 // threads of one warp shares an element (no block barriers); a block computes one
-// element through shared memory.
-enum class Model { ThreadPerElement, WarpGroup, BlockPerElement };
-const char *model_name(Model m);  // "thread-per-element", "warp-group", "block-per-element"
+// element through shared memory. The layout adapter moves tiles, not elements.
+enum class Model { ThreadPerElement, WarpGroup, BlockPerElement, Tiles };
+// "thread-per-element", "warp-group", "block-per-element", "tiles"
+const char *model_name(Model m);
 
 // What a batched plan chose on one device, and why (every op of the family).
 struct CudaConfig {
@@ -22,6 +23,7 @@ struct CudaConfig {
     int cc_major = 0, cc_minor = 0, sm_count = 0;
     Model model = Model::ThreadPerElement;
     int group = 1;                 // threads per element (1 for thread-per-element)
+    int sub = 0;                   // block-per-element kernels: threads per element
     int block_threads = 0;         // blocks of this many threads (the estimator's pick)
     int64_t dynamic_shared = 0;    // bytes per block
     int64_t grid = 0;              // blocks launched (grid-stride beyond)
@@ -29,19 +31,56 @@ struct CudaConfig {
     BlockChoice choice;            // the minimal-block-size estimator's pick and its reason
     int cuda_blocks_per_sm = 0;    // cudaOccupancyMaxActiveBlocksPerMultiprocessor, cross-check
     std::string why_model;         // one sentence: why this model for this size and count
+    const void *kernel = nullptr;  // the planned kernel (launch never picks another)
 };
 
+// Each op: plan_<op>_cuda picks the kernel and its launch configuration once (through
+// launch.cuh's plan_kernel, which records the kernel in CudaConfig::kernel);
+// launch_<op>_cuda queues that kernel on `stream` for arrays in device memory.
+// src/batched/execute.cu stages host arrays, in chunks of elements, and calls launch
+// once per chunk: so a launch may see a smaller batch than planned (kernels loop over
+// elements with a grid stride and check the bound) and, for staged SoA operands, a
+// smaller batch stride; it must never choose another kernel than the planned one.
+//   gemm.cu: gemm; cholesky.cu: potrf, potrs, posv; vector.cu: dot, gemv;
+//   lu.cu: getrf, getrs, gesv; transpose.cu: the layout adapter.
 CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target);
+void launch_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B,
+                      void *C);
 
-// Runs the planned kernel; A, B, C may each be device or host memory (staged through
-// src/cuda/staging). Returns after queuing when all three are device memory.
-void execute_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A,
-                       const void *B, void *C);
-
-// Cholesky (src/batched/cholesky.cu): its own kernels, the same planning (launch.cuh).
 CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target);
-void execute_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *info);
+void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *info);
 CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target);
-void execute_potrs_cuda(const PotrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A, void *B);
+void launch_potrs_cuda(const PotrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A, void *B);
+// posv: potrf's and potrs's kernels in turn; potrs skips elements with info != 0.
+struct PosvConfig {
+    CudaConfig potrf, potrs;
+};
+PosvConfig plan_posv_cuda(const PosvProblem &pb, int device, double occupancy_target);
+void launch_posv_cuda(const PosvProblem &pb, const PosvConfig &cfg, void *stream, void *A, void *B,
+                      int32_t *info);
+
+CudaConfig plan_dot_cuda(const DotProblem &pb, int device, double occupancy_target);
+void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, const void *x, const void *y,
+                     void *r);
+CudaConfig plan_gemv_cuda(const GemvProblem &pb, int device, double occupancy_target);
+void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *x,
+                      void *y);
+
+CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target);
+void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *ipiv,
+                       int32_t *info);
+CudaConfig plan_getrs_cuda(const GetrsProblem &pb, int device, double occupancy_target);
+void launch_getrs_cuda(const GetrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A,
+                       const int32_t *ipiv, void *B);
+struct GesvConfig {
+    CudaConfig getrf, getrs;
+};
+GesvConfig plan_gesv_cuda(const GesvProblem &pb, int device, double occupancy_target);
+void launch_gesv_cuda(const GesvProblem &pb, const GesvConfig &cfg, void *stream, void *A, int32_t *ipiv, void *B,
+                      int32_t *info);
+
+CudaConfig plan_transpose_cuda(const TransposeProblem &pb, int device, double occupancy_target);
+void launch_transpose_cuda(const TransposeProblem &pb, const CudaConfig &cfg, void *stream, const void *in,
+                           void *out);
 
 }  // namespace apairs::batched

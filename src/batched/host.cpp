@@ -132,6 +132,34 @@ void potrs_typed(const PotrsProblem &pb, const T *A, T *B, int threads) {
     for (int64_t e = 0; e < pb.batch; ++e) potrs_element(A + e * sa.es, sa, B + e * sb.es, sb, pb.n, pb.nrhs);
 }
 
+// posv: potrf, then potrs where the factorisation succeeded (B unchanged elsewhere).
+template <class T>
+void posv_typed(const PosvProblem &pb, T *A, T *B, int32_t *info, int threads) {
+    const Strides sa = strides(pb.a, !pb.lower), sb = strides(pb.b, false);
+#pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
+    for (int64_t e = 0; e < pb.batch; ++e) {
+        info[e] = potrf_element(A + e * sa.es, sa, pb.n);
+        if (info[e] == 0) potrs_element<T>(A + e * sa.es, sa, B + e * sb.es, sb, pb.n, pb.nrhs);
+    }
+}
+
+// The layout adapter in 32 x 32 tiles (rows of `in` by columns), so that both sides are
+// visited a cache line at a time. U: an unsigned integer of the value's width.
+template <class U>
+void transpose_typed(const TransposeProblem &pb, const U *in, U *out, int threads) {
+    constexpr int64_t kTile = 32;
+    const int64_t rows = pb.in.soa ? pb.entries : pb.batch, cols = pb.in.soa ? pb.batch : pb.entries;
+    const int64_t ldi = pb.in.stride, ldo = pb.out.stride;
+    const int64_t tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && tr * tc > 1)
+    for (int64_t t = 0; t < tr * tc; ++t) {
+        const int64_t r0 = t / tc * kTile, c0 = t % tc * kTile;
+        const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+        for (int64_t c = c0; c < c1; ++c)
+            for (int64_t r = r0; r < r1; ++r) out[c * ldo + r] = in[r * ldi + c];
+    }
+}
+
 }  // namespace
 
 void potrf_host(const PotrfProblem &pb, void *A, int32_t *info, int threads) {
@@ -153,6 +181,23 @@ void gemm_host(const GemmProblem &pb, const void *A, const void *B, void *C, int
     else
         gemm_typed(pb, static_cast<const float *>(A), static_cast<const float *>(B), static_cast<float *>(C),
                    threads);
+}
+
+void posv_host(const PosvProblem &pb, void *A, void *B, int32_t *info, int threads) {
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        posv_typed(pb, static_cast<double *>(A), static_cast<double *>(B), info, threads);
+    else
+        posv_typed(pb, static_cast<float *>(A), static_cast<float *>(B), info, threads);
+}
+
+void transpose_host(const TransposeProblem &pb, const void *in, void *out, int threads) {
+    switch (pb.elem_size()) {
+    case 8:
+        return transpose_typed(pb, static_cast<const uint64_t *>(in), static_cast<uint64_t *>(out), threads);
+    case 4:
+        return transpose_typed(pb, static_cast<const uint32_t *>(in), static_cast<uint32_t *>(out), threads);
+    default: return transpose_typed(pb, static_cast<const uint8_t *>(in), static_cast<uint8_t *>(out), threads);
+    }
 }
 
 }  // namespace apairs::batched

@@ -34,7 +34,9 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     cfg.sm_count = limits.sm_count;
     cfg.model = k.model;
     cfg.group = k.group;
+    cfg.sub = k.sub;
     cfg.regs_per_thread = fa.numRegs;
+    cfg.kernel = k.fn;
 
     KernelAttributes ka;
     ka.regs_per_thread = fa.numRegs;
@@ -75,13 +77,22 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     return cfg;
 }
 
-void ensure_shared(const KernelSpec &k, const CudaConfig &cfg) {
+void ensure_shared(const CudaConfig &cfg) {
     if (cfg.dynamic_shared <= 48 * 1024) return;
     cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
+    check(cudaFuncGetAttributes(&fa, cfg.kernel), "cudaFuncGetAttributes");
     if (fa.maxDynamicSharedSizeBytes < cfg.dynamic_shared)
-        check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.dynamic_shared)),
+        check(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.dynamic_shared)),
               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+}
+
+void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what) {
+    ensure_shared(cfg);
+    void *params[] = {args};
+    check(cudaLaunchKernel(cfg.kernel, dim3(unsigned(cfg.grid)), dim3(unsigned(cfg.block_threads)), params,
+                           size_t(cfg.dynamic_shared), static_cast<cudaStream_t>(stream)),
+          what);
+    check(cudaGetLastError(), what);
 }
 
 }  // namespace apairs::batched

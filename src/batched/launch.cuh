@@ -30,8 +30,15 @@ struct KernelSpec {
 CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
                        const std::string &what);
 
-// At execute: raises the kernel's dynamic shared-memory limit again if something lowered
-// it since planning.
-void ensure_shared(const KernelSpec &k, const CudaConfig &cfg);
+// At launch: raises the planned kernel's dynamic shared-memory limit again if something
+// lowered it since planning.
+void ensure_shared(const CudaConfig &cfg);
+
+// Queues the planned kernel with `args` (one struct, passed by value) on `stream`.
+void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what);
+template <class Args>
+void launch_planned(const CudaConfig &cfg, void *stream, Args args, const char *what) {
+    launch_planned_raw(cfg, stream, &args, what);
+}
 
 }  // namespace apairs::batched

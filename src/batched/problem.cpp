@@ -59,6 +59,67 @@ void check_size(int64_t v, int64_t max, const char *name) {
     if (v < 1 || v > max) fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected 1 <= {} <= {}", name, v, name, max);
 }
 
+
+// Per-element scalars (dot's r, info): r[e], contiguous.
+Matrix scalars() {
+    Matrix x;
+    x.rows = 1, x.cols = 1, x.ld = 1, x.stride = 1, x.soa = false, x.row_major = false;
+    return x;
+}
+
+// A vector of n entries per element: an n x 1 column-major matrix (ld = n).
+Matrix vector_operand(bool soa, int64_t n, int64_t stride, int64_t batch, size_t elem, const char *stride_name) {
+    return operand(soa, false, n, 1, n, stride, batch, elem, "n", stride_name);
+}
+
+// LAPACK's ipiv: n int32 per element, ipiv[e * n + i] (AoS) or ipiv[i * batch + e] (SoA).
+Matrix pivots(bool soa, int64_t n, int64_t batch) {
+    return operand(soa, false, n, 1, n, soa ? batch : n, batch, sizeof(int32_t), "n", "ipiv");
+}
+
+double finite_scalar(int32_t dtype, double v, const char *name) {
+    const double max = dtype == APAIRS_DTYPE_F32 ? double(std::numeric_limits<float>::max())
+                                                 : std::numeric_limits<double>::max();
+    if (!(std::fabs(v) <= max))
+        fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected a finite {} number", name, v,
+             dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
+    return v;
+}
+
+// The solves' checks, shared with the fused ops (posv, gesv) that name themselves in errors.
+PotrsProblem potrs_problem(const char *op, int32_t dtype, int32_t layout, int32_t order, int32_t uplo, int64_t n,
+                           int64_t nrhs, int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
+    check_dtype_layout(dtype, layout, order, op);
+    PotrsProblem pb;
+    pb.dtype = dtype;
+    pb.lower = lower_of(uplo);
+    check_size(n, kMaxGemmSize, "n");
+    check_size(nrhs, kMaxRhs, "nrhs");
+    require_at_least(batch, 1, "batch");
+    pb.n = n, pb.nrhs = nrhs, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;
+    pb.a = operand(soa, row, n, n, lda, stride_a, batch, pb.elem_size(), "lda", "stride_a");
+    pb.b = operand(soa, row, n, nrhs, ldb, stride_b, batch, pb.elem_size(), "ldb", "stride_b");
+    return pb;
+}
+
+GetrsProblem getrs_problem(const char *op, int32_t dtype, int32_t layout, int32_t order, int32_t trans, int64_t n,
+                           int64_t nrhs, int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
+    check_dtype_layout(dtype, layout, order, op);
+    GetrsProblem pb;
+    pb.dtype = dtype;
+    pb.trans = op_of(trans, "trans");
+    check_size(n, kMaxGemmSize, "n");
+    check_size(nrhs, kMaxRhs, "nrhs");
+    require_at_least(batch, 1, "batch");
+    pb.n = n, pb.nrhs = nrhs, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;
+    pb.a = operand(soa, row, n, n, lda, stride_a, batch, pb.elem_size(), "lda", "stride_a");
+    pb.piv = pivots(soa, n, batch);
+    pb.b = operand(soa, row, n, nrhs, ldb, stride_b, batch, pb.elem_size(), "ldb", "stride_b");
+    return pb;
+}
+
 }  // namespace
 
 PotrfProblem make_potrf_problem(int32_t dtype, int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t lda,
@@ -77,18 +138,7 @@ PotrfProblem make_potrf_problem(int32_t dtype, int32_t layout, int32_t order, in
 
 PotrsProblem make_potrs_problem(int32_t dtype, int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t nrhs,
                                 int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
-    check_dtype_layout(dtype, layout, order, "potrs");
-    PotrsProblem pb;
-    pb.dtype = dtype;
-    pb.lower = lower_of(uplo);
-    check_size(n, kMaxGemmSize, "n");
-    check_size(nrhs, kMaxRhs, "nrhs");
-    require_at_least(batch, 1, "batch");
-    pb.n = n, pb.nrhs = nrhs, pb.batch = batch;
-    const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;
-    pb.a = operand(soa, row, n, n, lda, stride_a, batch, pb.elem_size(), "lda", "stride_a");
-    pb.b = operand(soa, row, n, nrhs, ldb, stride_b, batch, pb.elem_size(), "ldb", "stride_b");
-    return pb;
+    return potrs_problem("potrs", dtype, layout, order, uplo, n, nrhs, lda, stride_a, ldb, stride_b, batch);
 }
 
 GemmProblem make_gemm_problem(int32_t dtype, int32_t layout, int32_t order, int32_t trans_a, int32_t trans_b,
@@ -104,12 +154,8 @@ GemmProblem make_gemm_problem(int32_t dtype, int32_t layout, int32_t order, int3
     check_size(n, kMaxGemmSize, "n");
     check_size(k, kMaxGemmSize, "k");
     // alpha and beta are used in the element type: they must be finite there.
-    const double max = dtype == APAIRS_DTYPE_F32 ? double(std::numeric_limits<float>::max())
-                                                 : std::numeric_limits<double>::max();
-    if (!(std::fabs(alpha) <= max))
-        fail(APAIRS_ERROR_INVALID_VALUE, "alpha = {}: expected a finite {} number", alpha, dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
-    if (!(std::fabs(beta) <= max))
-        fail(APAIRS_ERROR_INVALID_VALUE, "beta = {}: expected a finite {} number", beta, dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
+    finite_scalar(dtype, alpha, "alpha");
+    finite_scalar(dtype, beta, "beta");
     require_at_least(batch, 1, "batch");
     pb.m = m, pb.n = n, pb.k = k, pb.alpha = alpha, pb.beta = beta, pb.batch = batch;
     const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;
@@ -117,6 +163,102 @@ GemmProblem make_gemm_problem(int32_t dtype, int32_t layout, int32_t order, int3
     pb.a = operand(soa, row, pb.trans_a ? k : m, pb.trans_a ? m : k, lda, stride_a, batch, es, "lda", "stride_a");
     pb.b = operand(soa, row, pb.trans_b ? n : k, pb.trans_b ? k : n, ldb, stride_b, batch, es, "ldb", "stride_b");
     pb.c = operand(soa, row, m, n, ldc, stride_c, batch, es, "ldc", "stride_c");
+    return pb;
+}
+
+DotProblem make_dot_problem(int32_t dtype, int32_t layout, int64_t n, int64_t stride_x, int64_t stride_y,
+                            int64_t batch) {
+    check_dtype_layout(dtype, layout, APAIRS_ORDER_COL_MAJOR, "dot");
+    DotProblem pb;
+    pb.dtype = dtype;
+    check_size(n, kMaxVectorSize, "n");
+    require_at_least(batch, 1, "batch");
+    pb.n = n, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA;
+    pb.x = vector_operand(soa, n, stride_x, batch, pb.elem_size(), "stride_x");
+    pb.y = vector_operand(soa, n, stride_y, batch, pb.elem_size(), "stride_y");
+    pb.r = scalars();
+    return pb;
+}
+
+GemvProblem make_gemv_problem(int32_t dtype, int32_t layout, int32_t order, int32_t trans, int64_t m, int64_t n,
+                              double alpha, double beta, int64_t lda, int64_t stride_a, int64_t stride_x,
+                              int64_t stride_y, int64_t batch) {
+    check_dtype_layout(dtype, layout, order, "gemv");
+    GemvProblem pb;
+    pb.dtype = dtype;
+    pb.trans = op_of(trans, "trans");
+    check_size(m, kMaxVectorSize, "m");
+    check_size(n, kMaxVectorSize, "n");
+    pb.alpha = finite_scalar(dtype, alpha, "alpha");
+    pb.beta = finite_scalar(dtype, beta, "beta");
+    require_at_least(batch, 1, "batch");
+    pb.m = m, pb.n = n, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA;
+    const size_t es = pb.elem_size();
+    pb.a = operand(soa, order == APAIRS_ORDER_ROW_MAJOR, m, n, lda, stride_a, batch, es, "lda", "stride_a");
+    pb.x = vector_operand(soa, pb.x_len(), stride_x, batch, es, "stride_x");
+    pb.y = vector_operand(soa, pb.y_len(), stride_y, batch, es, "stride_y");
+    return pb;
+}
+
+GetrfProblem make_getrf_problem(int32_t dtype, int32_t layout, int32_t order, int64_t n, int64_t lda,
+                                int64_t stride_a, int64_t batch) {
+    check_dtype_layout(dtype, layout, order, "getrf");
+    GetrfProblem pb;
+    pb.dtype = dtype;
+    check_size(n, kMaxGemmSize, "n");
+    require_at_least(batch, 1, "batch");
+    pb.n = n, pb.batch = batch;
+    const bool soa = layout == APAIRS_LAYOUT_SOA;
+    pb.a = operand(soa, order == APAIRS_ORDER_ROW_MAJOR, n, n, lda, stride_a, batch, pb.elem_size(), "lda",
+                   "stride_a");
+    pb.piv = pivots(soa, n, batch);
+    pb.info = scalars();
+    return pb;
+}
+
+GetrsProblem make_getrs_problem(int32_t dtype, int32_t layout, int32_t order, int32_t trans, int64_t n,
+                                int64_t nrhs, int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b,
+                                int64_t batch) {
+    return getrs_problem("getrs", dtype, layout, order, trans, n, nrhs, lda, stride_a, ldb, stride_b, batch);
+}
+
+GesvProblem make_gesv_problem(int32_t dtype, int32_t layout, int32_t order, int64_t n, int64_t nrhs, int64_t lda,
+                              int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
+    const GetrsProblem s =
+        getrs_problem("gesv", dtype, layout, order, APAIRS_OP_N, n, nrhs, lda, stride_a, ldb, stride_b, batch);
+    GesvProblem pb;
+    pb.dtype = s.dtype, pb.n = s.n, pb.nrhs = s.nrhs, pb.a = s.a, pb.piv = s.piv, pb.b = s.b, pb.batch = s.batch;
+    pb.info = scalars();
+    return pb;
+}
+
+PosvProblem make_posv_problem(int32_t dtype, int32_t layout, int32_t order, int32_t uplo, int64_t n, int64_t nrhs,
+                              int64_t lda, int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t batch) {
+    const PotrsProblem s =
+        potrs_problem("posv", dtype, layout, order, uplo, n, nrhs, lda, stride_a, ldb, stride_b, batch);
+    PosvProblem pb;
+    pb.dtype = s.dtype, pb.lower = s.lower, pb.n = s.n, pb.nrhs = s.nrhs, pb.a = s.a, pb.b = s.b;
+    pb.batch = s.batch;
+    pb.info = scalars();
+    return pb;
+}
+
+TransposeProblem make_transpose_problem(int32_t dtype, int32_t to_layout, int64_t entries, int64_t stride_in,
+                                        int64_t stride_out, int64_t batch) {
+    if (dtype != APAIRS_DTYPE_F32 && dtype != APAIRS_DTYPE_F64 && dtype != APAIRS_DTYPE_U8)
+        fail(APAIRS_ERROR_UNKNOWN_ENUM, "dtype = {}: not an apairs_dtype_e value", dtype);
+    if (to_layout != APAIRS_LAYOUT_AOS && to_layout != APAIRS_LAYOUT_SOA)
+        fail(APAIRS_ERROR_UNKNOWN_ENUM, "to_layout = {}: not an apairs_layout_e value", to_layout);
+    TransposeProblem pb;
+    pb.dtype = dtype;
+    require_at_least(entries, 1, "entries");
+    require_at_least(batch, 1, "batch");
+    pb.entries = entries, pb.batch = batch;
+    const bool to_soa = to_layout == APAIRS_LAYOUT_SOA;
+    pb.in = operand(!to_soa, false, entries, 1, entries, stride_in, batch, pb.elem_size(), "entries", "stride_in");
+    pb.out = operand(to_soa, false, entries, 1, entries, stride_out, batch, pb.elem_size(), "entries", "stride_out");
     return pb;
 }
 

@@ -60,6 +60,13 @@ void set_option(apairs_context_s &ctx, int32_t option, double value) {
                  "APAIRS_OPTION_HOST_THREADS = {}: expected a whole number in [0, {}]", value, kMaxHostThreads);
         ctx.host_threads = static_cast<int>(value);
         return;
+    case APAIRS_OPTION_STAGING_BYTES:
+        // 2^53: every whole number below is exact in a double.
+        if (!(value >= 0 && value <= 9007199254740992.0) || value != std::floor(value))
+            fail(APAIRS_ERROR_INVALID_VALUE,
+                 "APAIRS_OPTION_STAGING_BYTES = {}: expected a whole number of bytes in [0, 2^53]", value);
+        ctx.staging_bytes = static_cast<int64_t>(value);
+        return;
     }
     unknown_option(option);
 }
@@ -68,6 +75,7 @@ double get_option(const apairs_context_s &ctx, int32_t option) {
     switch (option) {
     case APAIRS_OPTION_OCCUPANCY_TARGET: return ctx.occupancy_target;
     case APAIRS_OPTION_HOST_THREADS: return ctx.host_threads;
+    case APAIRS_OPTION_STAGING_BYTES: return double(ctx.staging_bytes);
     }
     unknown_option(option);
 }

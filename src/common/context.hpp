@@ -12,6 +12,7 @@ struct apairs_context_s {
     void *stream = nullptr;
     double occupancy_target = 0;  // 0 = highest reachable
     int host_threads = 0;         // 0 = OpenMP default
+    int64_t staging_bytes = 0;    // batched CUDA staging of host arrays; 0 = default
 };
 
 namespace apairs {

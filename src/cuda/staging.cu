@@ -53,7 +53,7 @@ Staging::View Staging::view(int slot) const {
     return a.host ? View{a.buffer->get(), a.width} : View{a.user, a.pitch};
 }
 
-void Staging::finish() {
+void Staging::finish(bool wait) {
     for (Array &a : arrays_)
         if (a.host && a.output)
             copy_rows(a.user, a.pitch, a.buffer->get(), a.width, a.width, a.rows, cudaMemcpyDeviceToHost, stream_,
@@ -61,7 +61,7 @@ void Staging::finish() {
     const bool staged = any_staged();
     for (Array &a : arrays_) a.buffer.reset();
     finished_ = true;
-    if (staged) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    if (staged && wait) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 Staging::~Staging() {

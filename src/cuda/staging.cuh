@@ -41,7 +41,9 @@ public:
 
     void stage();                 // allocate buffers, queue the copies in
     View view(int slot) const;    // after stage()
-    void finish();                // queue the copies out; synchronize when anything was staged
+    // Queue the copies out; when anything was staged, wait for the stream (wait = false:
+    // the caller synchronizes the stream itself before the host arrays are used).
+    void finish(bool wait = true);
 
     bool any_staged() const;
 

@@ -190,6 +190,62 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
             if (!(frac <= 1.0)) FAIL_CHECK("element " << e << ": residual " << double(rmax / (anorm * xnorm)) << " above 8 n u");
         }
     }
+    // posv on the original matrices: the same factors as potrf (bit for bit: the same
+    // kernels), the same info, B solved where info = 0 and unchanged elsewhere.
+    {
+        const int64_t nrhs = 2;
+        Batch<T> A2(n, n, l, batch);
+        A2.v = A0;
+        Batch<T> B(n, nrhs, l, batch);
+        std::uniform_real_distribution<double> ud(-1, 1);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < nrhs; ++r) B.at(i, r, e) = static_cast<T>(ud(rng));
+        Batch<T> B0 = B;
+        apairs_plan_t posv = nullptr;
+        APAIRS_REQUIRE_OK(apairs_plan_create_posv_batched(&posv, ctx, dtype, layout, order, uplo, n, nrhs, A2.ld,
+                                                          A2.stride, B.ld, B.stride, batch));
+        std::vector<int32_t> info2(size_t(batch), -7);
+        const apairs_status_t s3 = apairs_plan_execute_posv(posv, A2.v.data(), B.v.data(), info2.data());
+        INFO(apairs_last_error());
+        apairs_plan_destroy(posv);
+        REQUIRE(s3 == APAIRS_SUCCESS);
+        CHECK(info2 == info);
+        CHECK(std::memcmp(A2.v.data(), A.v.data(), A.v.size() * sizeof(T)) == 0);
+        for (int64_t e = 0; e < batch; ++e) {
+            INFO("posv element " << e);
+            long double rmax = 0, anorm = 0, xnorm = 0;
+            for (int64_t r = 0; r < nrhs && info2[size_t(e)] == 0; ++r) {
+                long double xs = 0;
+                for (int64_t i = 0; i < n; ++i) xs += fabsl(static_cast<long double>(B.at(i, r, e)));
+                xnorm = std::max(xnorm, xs);
+            }
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < nrhs; ++r) {
+                    if (info2[size_t(e)] != 0) {
+                        const T x = B.at(i, r, e), x0 = B0.at(i, r, e);
+                        if (std::memcmp(&x, &x0, sizeof(T)) != 0) FAIL_CHECK("B written for a failed element");
+                        continue;
+                    }
+                    long double ax = 0, row = 0;
+                    for (int64_t j = 0; j < n; ++j) {
+                        ax += exact[size_t(e)][size_t(i * n + j)] * B.at(j, r, e);
+                        row += fabsl(exact[size_t(e)][size_t(i * n + j)]);
+                    }
+                    anorm = std::max(anorm, row);
+                    rmax = std::max(rmax, fabsl(ax - static_cast<long double>(B0.at(i, r, e))));
+                }
+            if (info2[size_t(e)] == 0 && !(rmax / (anorm * xnorm) <= 8 * n * u))
+                FAIL_CHECK("posv residual " << double(rmax / (anorm * xnorm)) << " above 8 n u");
+        }
+        // Padding of B untouched.
+        Batch<T> mask(n, nrhs, l, batch);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < nrhs; ++r) mask.at(i, r, e) = T(1);
+        for (size_t q = 0; q < B.v.size(); ++q)
+            if (!(mask.v[q] == T(1))) CHECK(std::memcmp(&B.v[q], &B0.v[q], sizeof(T)) == 0);
+    }
 }
 
 template <class T>
@@ -215,7 +271,7 @@ void check_all() {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("batched potrf and potrs: factors, solves and per-element info", "[batched][potrf]", float, double) {
+TEMPLATE_TEST_CASE("batched potrf, potrs and posv: factors, solves and per-element info", "[batched][potrf]", float, double) {
     check_all<TestType>();
 }
 
@@ -235,6 +291,13 @@ TEST_CASE("batched potrf and potrs: bad arguments fail with a status and write n
     CHECK(std::string(apairs_last_error()).find("nrhs = 0") != std::string::npos);
     CHECK(apairs_plan_create_potrs_batched(&plan, ctx.h, APAIRS_DTYPE_U8, 1, 1, 1, 4, 1, 4, 16, 1, 4, 2) ==
           APAIRS_ERROR_UNSUPPORTED);
+    CHECK(apairs_plan_create_posv_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 1, 4, 15, 1, 4, 2) ==
+          APAIRS_ERROR_INVALID_VALUE);
+    CHECK(std::string(apairs_last_error()).find("stride_a = 15") != std::string::npos);
+    CHECK(apairs_plan_create_posv_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 1025, 4, 16, 1025, 4100, 2) ==
+          APAIRS_ERROR_INVALID_VALUE);
+    CHECK(apairs_plan_create_posv_batched(nullptr, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 1, 4, 16, 1, 4, 2) ==
+          APAIRS_ERROR_NULL_POINTER);
     CHECK(plan == sentinel);
     APAIRS_REQUIRE_OK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
                                                        APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, 2, 2, 4, 1));

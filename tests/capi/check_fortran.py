@@ -37,6 +37,7 @@ TYPE_MAP = {
     ("void", 1, False): ("type", "c_ptr", "value"),
     ("void", 1, True): ("type", "c_ptr", "value"),
     ("int32_t", 1, False): ("integer", "c_int32_t", "ref"),
+    ("int32_t", 1, True): ("integer", "c_int32_t", "array"),
     ("int64_t", 1, False): ("integer", "c_int64_t", "ref"),
     ("double", 1, False): ("real", "c_double", "ref"),
     ("apairs_context_t", 1, False): ("type", "c_ptr", "ref"),
@@ -45,7 +46,7 @@ TYPE_MAP = {
 }
 # C pointer parameters that are arrays (one entry per batch element), by parameter name:
 # by reference with dimension(*), whatever TYPE_MAP says for their type as a scalar.
-ARRAY_PARAMS = {"info"}
+ARRAY_PARAMS = {"info", "ipiv"}
 # C result type -> Fortran function result (type, kind); None = subroutine.
 RESULT_MAP = {
     ("void", 0, False): None,

@@ -237,6 +237,7 @@ struct Ctx {
     int32_t backend = APAIRS_BACKEND_HOST;
     double occupancy = 0;
     double threads = 0;
+    double staging = 0;
 };
 
 struct Plan {
@@ -683,13 +684,17 @@ void op_set_option(State &st, Input &in) {
         if (!(value >= 0 && value <= 1)) x.add(APAIRS_ERROR_INVALID_VALUE);
     } else if (option == APAIRS_OPTION_HOST_THREADS) {
         if (!(value >= 0 && value <= 1024 && value == std::floor(value))) x.add(APAIRS_ERROR_INVALID_VALUE);
+    } else if (option == APAIRS_OPTION_STAGING_BYTES) {
+        if (!(value >= 0 && value <= 9007199254740992.0 && value == std::floor(value)))
+            x.add(APAIRS_ERROR_INVALID_VALUE);
     } else {
         x.add(APAIRS_ERROR_UNKNOWN_ENUM);
     }
     check_expect("apairs_context_set_option", s, x);
     if (s == APAIRS_SUCCESS) {
         if (option == APAIRS_OPTION_OCCUPANCY_TARGET) c->occupancy = value;
-        else c->threads = value;
+        else if (option == APAIRS_OPTION_HOST_THREADS) c->threads = value;
+        else c->staging = value;
     }
 }
 
@@ -703,14 +708,17 @@ void op_get_option(State &st, Input &in) {
     const apairs_status_t s = apairs_context_get_option(h, option, (flags & 1) ? nullptr : &v);
     Expect x;
     if (!h || (flags & 1)) x.add(APAIRS_ERROR_NULL_POINTER);
-    if (h && option != APAIRS_OPTION_OCCUPANCY_TARGET && option != APAIRS_OPTION_HOST_THREADS)
+    if (h && option != APAIRS_OPTION_OCCUPANCY_TARGET && option != APAIRS_OPTION_HOST_THREADS &&
+        option != APAIRS_OPTION_STAGING_BYTES)
         x.add(APAIRS_ERROR_UNKNOWN_ENUM);
     check_expect("apairs_context_get_option", s, x);
     if (s != APAIRS_SUCCESS) {
         REQUIRE(std::memcmp(&v, &sentinel, 8) == 0, "failed apairs_context_get_option wrote *value");
         return;
     }
-    const double want = option == APAIRS_OPTION_OCCUPANCY_TARGET ? c->occupancy : c->threads;
+    const double want = option == APAIRS_OPTION_OCCUPANCY_TARGET ? c->occupancy
+                        : option == APAIRS_OPTION_HOST_THREADS   ? c->threads
+                                                                 : c->staging;
     REQUIRE(v == want, "option %d reads %.17g, was set to %.17g", option, v, want);
 }
 

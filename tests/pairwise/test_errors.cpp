@@ -307,7 +307,7 @@ TEST_CASE("unknown metric, dtype, backend and option values", "[errors]") {
                "apairs_context_create", {"backend", std::to_string(backend)});
         CHECK(c == kCtxSentinel);
     }
-    for (int32_t option : {0, 3, 99, -1}) {
+    for (int32_t option : {0, 4, 99, -1}) {
         INFO("option " << option);
         expect(call([&] { return apairs_context_set_option(ctx.h, option, 0.5); }), APAIRS_ERROR_UNKNOWN_ENUM,
                "apairs_context_set_option", {"option", std::to_string(option)});

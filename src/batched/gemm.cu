@@ -36,7 +36,6 @@
 #include "batched/cuda.hpp"
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
-#include "cuda/staging.cuh"
 #include "batched/launch.cuh"
 #include "batched/walker.cuh"
 
@@ -48,6 +47,7 @@ const char *model_name(Model m) {
     case Model::ThreadPerElement: return "thread-per-element";
     case Model::WarpGroup: return "warp-group";
     case Model::BlockPerElement: return "block-per-element";
+    case Model::Tiles: return "tiles";
     }
     return "?";
 }
@@ -532,39 +532,13 @@ CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_ta
                        fmt::format("batched gemm {}x{}x{}", pb.m, pb.n, pb.k));
 }
 
-void execute_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream_ptr, const void *A,
-                       const void *B, void *C) {
+void launch_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B,
+                      void *C) {
     DeviceScope scope(cfg.device);
-    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
-    const int64_t es = int64_t(pb.elem_size());
-
-    // Each operand is one "row" of span(batch) elements: used in place on the device,
-    // else staged packed.
-    Staging st(cfg.device, stream);
-    const int64_t wa = pb.a.span(pb.batch) * es, wb = pb.b.span(pb.batch) * es, wc = pb.c.span(pb.batch) * es;
-    const int a_slot = st.in(A, 1, wa, wa, "A");
-    const int b_slot = st.in(B, 1, wb, wb, "B");
-    // C is staged as its whole span: copied in even when beta = 0 (the kernel then does
-    // not read it), so that the copy back returns the padding between entries and
-    // elements to the caller unchanged.
-    const int c_slot = st.out(C, 1, wc, wc, "C", true);
-    st.stage();
-    const Staging::View a = st.view(a_slot), b = st.view(b_slot), c = st.view(c_slot);
-
-    const KernelSpec kn = kernel_for(pb, cfg.sm_count);
-    ensure_shared(kn, cfg);
-    const dim3 grid(static_cast<unsigned>(cfg.grid)), block(static_cast<unsigned>(cfg.block_threads));
-    auto launch = [&](auto args) {
-        void *params[] = {&args};
-        check(cudaLaunchKernel(kn.fn, grid, block, params, size_t(cfg.dynamic_shared), stream),
-              "batched gemm kernel launch");
-    };
     if (pb.dtype == APAIRS_DTYPE_F64)
-        launch(make_args<double>(pb, a.ptr, b.ptr, c.ptr));
+        launch_planned(cfg, stream, make_args<double>(pb, A, B, C), "batched gemm kernel launch");
     else
-        launch(make_args<float>(pb, a.ptr, b.ptr, c.ptr));
-    check(cudaGetLastError(), "batched gemm kernel launch");
-    st.finish();
+        launch_planned(cfg, stream, make_args<float>(pb, A, B, C), "batched gemm kernel launch");
 }
 
 }  // namespace apairs::batched

@@ -1,0 +1,109 @@
+// Batched dot and gemv on the host: OpenMP over chunks of elements.
+//
+// Accumulation follows the CUDA engine (vector.cu): every sum is formed in double, for
+// f32 too (a float product is exact in double), and rounded to the element type once at
+// the end; gemv's alpha and beta (rounded to the element type first) are applied in
+// double before that rounding. Each sum runs over its entries in order, so both backends
+// meet apairs.h's bounds with the same argument (the GPU adds per-thread partial sums
+// in a tree, which the bound also covers).
+#include "batched/host.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "batched/layout.hpp"
+
+namespace apairs::batched {
+namespace {
+
+// Elements per OpenMP iteration: keeps the loop overhead off tiny elements.
+constexpr int64_t kChunk = 256;
+
+// A vector operand as two strides: entry i of element e at e * es + i * is.
+struct VecStrides {
+    int64_t es, is;
+};
+VecStrides vec_strides(const Matrix &v) { return v.soa ? VecStrides{1, v.stride} : VecStrides{v.stride, 1}; }
+
+template <class F>
+void for_chunks(int64_t batch, int threads, F &&f) {
+    const int64_t chunks = (batch + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
+    for (int64_t t = 0; t < chunks; ++t) f(t * kChunk, std::min(batch, (t + 1) * kChunk));
+}
+
+template <class T>
+void dot_typed(const DotProblem &pb, const T *x, const T *y, T *r, int threads) {
+    const VecStrides sx = vec_strides(pb.x), sy = vec_strides(pb.y);
+    const int64_t n = pb.n;
+    for_chunks(pb.batch, threads, [&](int64_t e0, int64_t e1) {
+        for (int64_t e = e0; e < e1; ++e) {
+            const T *xe = x + e * sx.es, *ye = y + e * sy.es;
+            double acc = 0;
+            for (int64_t i = 0; i < n; ++i) acc += double(xe[i * sx.is]) * double(ye[i * sy.is]);
+            r[pb.r.index(0, 0, e)] = T(acc);
+        }
+    });
+}
+
+template <class T>
+void gemv_typed(const GemvProblem &pb, const T *A, const T *x, T *y, int threads) {
+    // op(A) is rows x cols; its entry (i, l) of element e at e * ae + i * ar + l * ac.
+    const int64_t rows = pb.y_len(), cols = pb.x_len();
+    int64_t ar = pb.a.row_major ? pb.a.ld : 1, ac = pb.a.row_major ? 1 : pb.a.ld;
+    if (pb.a.soa) ar *= pb.a.stride, ac *= pb.a.stride;
+    if (pb.trans) std::swap(ar, ac);
+    const int64_t ae = pb.a.soa ? 1 : pb.a.stride;
+    const VecStrides sx = vec_strides(pb.x), sy = vec_strides(pb.y);
+    const double alpha = double(T(pb.alpha)), beta = double(T(pb.beta));
+    for_chunks(pb.batch, threads, [&](int64_t e0, int64_t e1) {
+        std::vector<double> acc(static_cast<size_t>(rows));
+        for (int64_t e = e0; e < e1; ++e) {
+            const T *a = A + e * ae, *xe = x + e * sx.es;
+            T *ye = y + e * sy.es;
+            // Every sum runs over l = 0..cols-1 in order; the loop nest follows the memory
+            // order of op(A) (rows of contiguous entries, or columns).
+            if (ac <= ar) {
+                for (int64_t i = 0; i < rows; ++i) {
+                    double s = 0;
+                    for (int64_t l = 0; l < cols; ++l) s += double(a[i * ar + l * ac]) * double(xe[l * sx.is]);
+                    acc[size_t(i)] = s;
+                }
+            } else {
+                std::fill(acc.begin(), acc.end(), 0.0);
+                for (int64_t l = 0; l < cols; ++l) {
+                    const double xl = double(xe[l * sx.is]);
+                    for (int64_t i = 0; i < rows; ++i) acc[size_t(i)] += double(a[i * ar + l * ac]) * xl;
+                }
+            }
+            for (int64_t i = 0; i < rows; ++i) {
+                T &out = ye[i * sy.is];
+                // beta = 0 never reads y (it may hold NaN).
+                out = T(beta == 0 ? alpha * acc[size_t(i)] : alpha * acc[size_t(i)] + beta * double(out));
+            }
+        }
+    });
+}
+
+}  // namespace
+
+void dot_host(const DotProblem &pb, const void *x, const void *y, void *r, int threads) {
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        dot_typed(pb, static_cast<const double *>(x), static_cast<const double *>(y), static_cast<double *>(r),
+                  threads);
+    else
+        dot_typed(pb, static_cast<const float *>(x), static_cast<const float *>(y), static_cast<float *>(r),
+                  threads);
+}
+
+void gemv_host(const GemvProblem &pb, const void *A, const void *x, void *y, int threads) {
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        gemv_typed(pb, static_cast<const double *>(A), static_cast<const double *>(x), static_cast<double *>(y),
+                   threads);
+    else
+        gemv_typed(pb, static_cast<const float *>(A), static_cast<const float *>(x), static_cast<float *>(y),
+                   threads);
+}
+
+}  // namespace apairs::batched

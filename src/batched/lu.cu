@@ -1,0 +1,766 @@
+// CUDA engine of the batched LU family: getrf (A_e = P L U, partial pivoting), getrs
+// (op(A_e) X = B_e from the factors) and gesv (the two in turn).
+//
+// The arithmetic is the host engine's (host_lu.cpp), step for step: right-looking,
+// column j picks the pivot, the first row j <= p < n of largest |a_pj| with a NaN above
+// every number (the keys are |a|'s bits as unsigned integers, so the order is total and
+// any reduction tree finds the same row), swaps whole rows j and p, divides the column
+// below the pivot by it (a zero pivot: no division, LAPACK's choice) and updates the
+// trailing matrix a_ik = fma(-l_ij, u_jk, a_ik). info = the first j + 1 whose pivot is
+// zero or NaN; the factorisation still completes, so every element does the same work.
+//
+// Elements are handled by teams, as in cholesky.cu: a team copies its elements' operands
+// into its slice of shared memory with loads in memory order (AoS: element by element,
+// row by row; SoA: entry by entry across the team's elements, whole sectors either way),
+// computes, and copies the results back in memory order; pivots go through shared memory
+// too, so that their stores coalesce. Element loops are grid-stride over a resident grid.
+//
+//   getrf, n <= 8 (f32) or 6 (f64): thread-per-element. n is a template parameter: the
+//     element lives in registers, fully unrolled; row swaps are selects on the pivot's row.
+//   getrf, n <= 32: warp-group, G = 8, 16 or 32 lanes per element (C = n rounded up to a
+//     multiple of 8 columns), lane r holding row r in registers. Column j: the pivot by a
+//     max-reduction of the keys over the group's shuffles and a ballot for the lowest row
+//     holding it; the pivot row (and row j, when they swap) through a shared row buffer,
+//     read back with 16-byte loads for the update.
+//   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
+//     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
+//     then the rows swap and the column is scaled; then the trailing update, 32 threads
+//     along each row; three barriers per column.
+//   getrs: as potrs, G = nrhs rounded up to a power of two (at most 128) threads per
+//     element, each solving one column of B at a time in shared memory against the
+//     element's staged factors and pivots: thread-per-element, warp-group or block.
+//   gesv: getrf's kernel, then getrs's told to skip every element whose info is not 0
+//     (B of those elements is neither read nor written).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "batched/cuda.hpp"
+#include "batched/launch.cuh"
+#include "batched/walker.cuh"
+#include "cuda/runtime.cuh"
+
+namespace apairs::batched {
+using namespace apairs::cuda;
+
+namespace {
+
+// A register budget rather than launch bounds, as in cholesky.cu: no kernel spills.
+#if CUDART_VERSION >= 12040
+#define LU_MAXNREG __maxnreg__(128)
+#else
+#define LU_MAXNREG __launch_bounds__(512)
+#endif
+
+constexpr unsigned kFull = 0xffffffffu;
+// The largest n of thread-per-element getrf: its n^2 entries and the staging's loads in
+// flight fit 128 registers (f64 n = 7 spills).
+template <class T>
+constexpr int kThreadMaxN = sizeof(T) == 8 ? 6 : 8;
+constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
+__host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
+
+// One operand as the kernels see it: logical (i, j) of element e.
+template <class T>
+struct Mat {
+    T *p;
+    int64_t ld, stride;
+    bool soa, row_major;
+    __device__ __forceinline__ int64_t at(int r, int c, int64_t e) const {  // fast-grid (r, c): memory order
+        const int64_t idx = int64_t(r) * ld + c;
+        return soa ? idx * stride + e : e * stride + idx;
+    }
+};
+
+// ipiv: n int32 per element, i * stride + e (SoA) or e * n + i (AoS).
+struct Piv {
+    int32_t *p;
+    int64_t stride;
+    bool soa;
+};
+
+template <class T>
+struct GetrfArgs {
+    Mat<T> a;
+    Piv piv;
+    int32_t *info;
+    int n, sub;  // sub: threads per element of the block kernel
+    int64_t batch;
+};
+
+template <class T>
+struct GetrsArgs {
+    Mat<const T> a;
+    Piv piv;
+    Mat<T> b;
+    const int32_t *info;  // gesv: skip the elements whose info is not 0; getrs: null
+    int n, nrhs, g, ept;  // g threads per element (columns per chunk), ept elements per team
+    bool trans;
+    int64_t batch;
+};
+
+// |x| as an unsigned key: ordered as |x|, every NaN above infinity.
+__device__ __forceinline__ uint32_t abs_key(float x) { return __float_as_uint(x) & 0x7fffffffu; }
+__device__ __forceinline__ unsigned long long abs_key(double x) {
+    return static_cast<unsigned long long>(__double_as_longlong(x)) & 0x7fffffffffffffffull;
+}
+
+// a / d for the multipliers: a zero pivot leaves its column as it is.
+template <class T>
+__device__ __forceinline__ T pivot_divisor(T d) {
+    return d == T(0) ? T(1) : d;
+}
+
+// 16 bytes of a row: the warp kernel's row buffers are read and written in these.
+template <class T>
+struct alignas(16) Pack {
+    T v[16 / sizeof(T)];
+};
+
+// An n-row block of columns [c0, c0 + w) of elements e0 .. e0 + ept - 1 (those below
+// batch, and `take(q)`) to or from sh[q * es + i * ld + (j - c0)], logical (i, j).
+template <int CH, class T, class S, class Take>
+__device__ __forceinline__ void load_block(const Mat<T> &m, int n, int c0, int w, int64_t e0, int64_t batch, S *sh,
+                                           int es, int ld, int tid, int tt, int ept, Take take) {
+    const int nr = m.row_major ? n : w, nc = m.row_major ? w : n;
+    team_load<CH>(m.p, sh, m.soa, tid, tt, ept, nr, nc, [&](int q, int r, int c, int64_t &go, int &so) {
+        const int64_t e = e0 + q;
+        if (e >= batch || !take(q)) return false;
+        const int i = m.row_major ? r : c + c0, j = m.row_major ? c + c0 : r;
+        go = m.row_major ? m.at(i, j, e) : m.at(j, i, e);
+        so = q * es + i * ld + (j - c0);
+        return true;
+    });
+}
+
+template <class T, class Take>
+__device__ __forceinline__ void store_block(const Mat<T> &m, int n, int c0, int w, int64_t e0, int64_t batch,
+                                            const T *sh, int es, int ld, int tid, int tt, int ept, Take take) {
+    const int nr = m.row_major ? n : w, nc = m.row_major ? w : n;
+    team_store(m.p, sh, m.soa, tid, tt, ept, nr, nc, [&](int q, int r, int c, int64_t &go, int &so) {
+        const int64_t e = e0 + q;
+        if (e >= batch || !take(q)) return false;
+        const int i = m.row_major ? r : c + c0, j = m.row_major ? c + c0 : r;
+        go = m.row_major ? m.at(i, j, e) : m.at(j, i, e);
+        so = q * es + i * ld + (j - c0);
+        return true;
+    });
+}
+
+// Every element of the team (getrs under gesv takes only those that factored).
+struct All {
+    __device__ bool operator()(int) const { return true; }
+};
+
+// The pivots of `ept` elements between global (1-based) and shared (0-based,
+// sh[q * ps + i]), in memory order.
+__device__ __forceinline__ void store_pivots(const Piv &pv, int n, int64_t e0, int64_t batch, const int *sh, int ps,
+                                             int tid, int tt, int ept) {
+    for (int x = tid; x < ept * n; x += tt) {
+        const int q = pv.soa ? x % ept : x / n, i = pv.soa ? x / ept : x % n;
+        const int64_t e = e0 + q;
+        if (e < batch) pv.p[pv.soa ? i * pv.stride + e : e * n + i] = sh[q * ps + i] + 1;
+    }
+}
+
+template <class Take>
+__device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, int64_t batch, int *sh, int ps, int tid,
+                                            int tt, int ept, Take take) {
+    for (int x = tid; x < ept * n; x += tt) {
+        const int q = pv.soa ? x % ept : x / n, i = pv.soa ? x / ept : x % n;
+        const int64_t e = e0 + q;
+        if (e < batch && take(q)) sh[q * ps + i] = pv.p[pv.soa ? i * pv.stride + e : e * n + i] - 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrf, thread-per-element: N <= kThreadMaxN<T>, the element in registers
+
+template <class T, int N>
+struct ThreadShape {
+    static constexpr int ES = pad_odd(N * N), PS = pad_odd(N), EPT = 32;
+    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + int64_t(EPT) * PS * 4);
+};
+
+template <class T, int N>
+__global__ void LU_MAXNREG getrf_thread_kernel(const GetrfArgs<T> g) {
+    using Shape = ThreadShape<T, N>;
+    constexpr int ES = Shape::ES, PS = Shape::PS, EPT = Shape::EPT;
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    unsigned char *region = lu_smem + team * Shape::TEAM_BYTES;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const pivsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT;
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
+        load_block<8>(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
+        __syncwarp();
+
+        T *const my = sh + lane * ES;
+        T r[N][N];
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int k = 0; k < N; ++k) r[i][k] = my[i * N + k];
+        int info = 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            int p = j;
+            auto best = abs_key(r[j][j]);
+#pragma unroll
+            for (int i = j + 1; i < N; ++i) {
+                const auto k = abs_key(r[i][j]);
+                if (k > best) best = k, p = i;
+            }
+            pivsh[lane * PS + j] = p;
+#pragma unroll
+            for (int i = j + 1; i < N; ++i)
+#pragma unroll
+                for (int k = 0; k < N; ++k) {
+                    const T x = r[i][k], y = r[j][k];
+                    r[i][k] = p == i ? y : x;
+                    r[j][k] = p == i ? x : y;
+                }
+            const T d = r[j][j];
+            if ((d == T(0) || d != d) && info == 0) info = j + 1;
+            const T div = pivot_divisor(d);
+#pragma unroll
+            for (int i = j + 1; i < N; ++i) {
+                const T l = r[i][j] / div;
+                r[i][j] = l;
+#pragma unroll
+                for (int k = j + 1; k < N; ++k) r[i][k] = fma(-l, r[j][k], r[i][k]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int k = 0; k < N; ++k) my[i * N + k] = r[i][k];
+        if (e < g.batch) g.info[e] = info;
+        __syncwarp();
+        store_block(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
+        store_pivots(g.piv, N, e0, g.batch, pivsh, PS, lane, 32, EPT);
+        __syncwarp();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrf, warp-group: G lanes per element, lane r holding row r (C columns) in registers
+
+template <class T, int C>
+struct WarpShape {
+    static constexpr int G = C <= 8 ? 8 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T), LD = pad_odd(C);
+    // Per element: two row buffers of C, then the staged C x LD matrix, in 16-byte units.
+    static constexpr int ES = (2 * C + C * LD + W - 1) / W * W;
+    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + int64_t(EPT) * C * 4);
+};
+
+template <class T, int C>
+__device__ __forceinline__ void put_row(T *buf, const T (&a)[C]) {
+    constexpr int W = 16 / sizeof(T);
+#pragma unroll
+    for (int k0 = 0; k0 < C; k0 += W) {
+        Pack<T> t;
+#pragma unroll
+        for (int w = 0; w < W; ++w) t.v[w] = a[k0 + w];
+        reinterpret_cast<Pack<T> *>(buf)[k0 / W] = t;
+    }
+}
+
+template <class T, int C>
+__device__ __forceinline__ void get_row(const T *buf, T (&a)[C]) {
+    constexpr int W = 16 / sizeof(T);
+#pragma unroll
+    for (int k0 = 0; k0 < C; k0 += W) {
+        const Pack<T> t = reinterpret_cast<const Pack<T> *>(buf)[k0 / W];
+#pragma unroll
+        for (int w = 0; w < W; ++w) a[k0 + w] = t.v[w];
+    }
+}
+
+template <class T, int C>
+__global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
+    using Shape = WarpShape<T, C>;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, ES = Shape::ES;
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    const int q = lane / G, r = lane % G, n = g.n;
+    unsigned char *region = lu_smem + team * Shape::TEAM_BYTES;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const pivsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    T *const buf = sh + q * ES, *const buf2 = buf + C, *const mat = buf + 2 * C;
+    const int64_t per_block = int64_t(teams) * EPT;
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
+        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, lane, 32, EPT, All());
+        __syncwarp();
+
+        const bool row_ok = e < g.batch && r < n;
+        T a[C];
+#pragma unroll
+        for (int k = 0; k < C; ++k) a[k] = row_ok && k < n ? mat[r * LD + k] : T(0);
+        int info = 0;
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            if (j >= n) break;  // uniform: n is the same for every lane
+            const bool cand = row_ok && r >= j;
+            const auto key = cand ? abs_key(a[j]) : decltype(abs_key(a[j]))(0);
+            auto best = key;
+#pragma unroll
+            for (int off = G / 2; off > 0; off /= 2) {
+                const auto o = __shfl_xor_sync(kFull, best, off);
+                best = o > best ? o : best;
+            }
+            const unsigned mine = (__ballot_sync(kFull, cand && key == best) >> (q * G)) & (G == 32 ? kFull : (1u << G) - 1);
+            const int p = mine ? __ffs(mine) - 1 : j;  // an element past the batch has no candidate
+            if (r == j) pivsh[q * C + j] = p;
+            __syncwarp();  // the previous column's readers are done with the buffers
+            if (r == p) put_row(buf, a);
+            if (r == j && p != j) put_row(buf2, a);
+            __syncwarp();
+            if (r == j)
+                get_row(buf, a);
+            else if (r == p)
+                get_row(buf2, a);
+            const T d = buf[j];
+            if ((d == T(0) || d != d) && info == 0) info = j + 1;
+            if (row_ok && r > j) {
+                const T l = a[j] / pivot_divisor(d);
+                a[j] = l;
+#pragma unroll
+                for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                    const Pack<T> u = reinterpret_cast<const Pack<T> *>(buf)[k0 / W];
+#pragma unroll
+                    for (int w = 0; w < W; ++w)
+                        if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                }
+            }
+        }
+        if (row_ok)
+#pragma unroll
+            for (int k = 0; k < C; ++k)
+                if (k < n) mat[r * LD + k] = a[k];
+        if (r == 0 && e < g.batch) g.info[e] = info;
+        __syncwarp();
+        store_block(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, lane, 32, EPT, All());
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, EPT);
+        __syncwarp();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrf, block-per-element: a sub-block of g.sub threads per element in shared memory
+
+// Per element: the n x (n | 1) matrix, the pivot's value and row, the pivots.
+template <class T>
+__host__ __device__ constexpr int64_t block_region(int n) {
+    return round16(int64_t(n) * pad_odd(n) * int64_t(sizeof(T)) + int64_t(sizeof(T)) + 4 + 4 * int64_t(n));
+}
+
+template <class T>
+__global__ void LU_MAXNREG getrf_block_kernel(const GetrfArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int n = g.n, S = g.sub, LD = pad_odd(n);
+    const int team = threadIdx.x / S, tid = threadIdx.x % S, teams = blockDim.x / S;
+    unsigned char *region = lu_smem + team * block_region<T>(n);
+    T *const a = reinterpret_cast<T *>(region);
+    T *const pivot_value = a + int64_t(n) * LD;
+    int *const pivot_row = reinterpret_cast<int *>(pivot_value + 1), *const pivsh = pivot_row + 1;
+    const int tx = tid % 32, ty = tid / 32, ny = S / 32;
+
+    for (int64_t eb = int64_t(blockIdx.x) * teams; eb < g.batch; eb += int64_t(gridDim.x) * teams) {
+        const int64_t e = eb + team;
+        const bool alive = e < g.batch;  // the team's element: uniform over the team
+        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e, g.batch, a, 0, LD, tid, S, 1, All());
+        __syncthreads();
+        int info = 0;
+        for (int j = 0; j < n; ++j) {
+            if (alive && tid < 32) {
+                // Keys + 1 so that any row beats none; each lane scans its rows in order.
+                decltype(abs_key(T(0))) best = 0;
+                int row = n;
+                for (int i = j + tid; i < n; i += 32) {
+                    const auto k = abs_key(a[i * LD + j]) + 1;
+                    if (k > best) best = k, row = i;
+                }
+#pragma unroll
+                for (int off = 16; off > 0; off /= 2) {
+                    const auto ob = __shfl_xor_sync(kFull, best, off);
+                    const int orow = __shfl_xor_sync(kFull, row, off);
+                    if (ob > best || (ob == best && orow < row)) best = ob, row = orow;
+                }
+                if (tid == 0) {
+                    *pivot_row = row;
+                    *pivot_value = a[row * LD + j];
+                    pivsh[j] = row;
+                }
+            }
+            __syncthreads();
+            if (alive) {
+                const int p = *pivot_row;
+                const T d = *pivot_value, div = pivot_divisor(d);
+                if ((d == T(0) || d != d) && info == 0) info = j + 1;
+                if (p != j)
+                    for (int k = tid; k < n; k += S)
+                        if (k != j) {
+                            const T t = a[j * LD + k];
+                            a[j * LD + k] = a[p * LD + k];
+                            a[p * LD + k] = t;
+                        }
+                // Column j below the pivot, as it stands after the swap, divided by it.
+                for (int i = j + 1 + tid; i < n; i += S) {
+                    const T v = a[(i == p ? j : i) * LD + j];
+                    a[i * LD + j] = v / div;
+                    if (i == p) a[j * LD + j] = d;
+                }
+            }
+            __syncthreads();
+            if (alive)
+                for (int i = j + 1 + ty; i < n; i += ny) {
+                    const T l = a[i * LD + j];
+                    for (int k = j + 1 + tx; k < n; k += 32) a[i * LD + k] = fma(-l, a[j * LD + k], a[i * LD + k]);
+                }
+            __syncthreads();
+        }
+        if (tid == 0 && alive) g.info[e] = info;
+        store_block(g.a, n, 0, n, e, g.batch, a, 0, LD, tid, S, 1, All());
+        store_pivots(g.piv, n, e, g.batch, pivsh, 0, tid, S, 1);
+        __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrs: G threads per element, each solving one column of a chunk of G columns.
+
+// Per element: the factors (n x (n | 1)), a chunk of B (n x G), the pivots.
+template <class T>
+__host__ __device__ constexpr int64_t getrs_region(int n, int g) {
+    return round16((int64_t(n) * pad_odd(n) + int64_t(n) * g) * int64_t(sizeof(T)) + 4 * int64_t(n));
+}
+
+template <class T>
+__global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int n = g.n, G = g.g, EPT = g.ept, LD = pad_odd(n);
+    const int TT = G < 32 ? 32 : G;
+    const int team = threadIdx.x / TT, tid = threadIdx.x % TT, teams = blockDim.x / TT;
+    const int64_t rb = getrs_region<T>(n, G);
+    // The team's elements' regions; the factors and the chunks are addressed from the
+    // first one, element q's at q * es (rb is a whole number of T).
+    unsigned char *const base = lu_smem + int64_t(team) * EPT * rb;
+    const int es = int(rb / int64_t(sizeof(T)));
+    T *const fac = reinterpret_cast<T *>(base);
+    T *const chunk = fac + int64_t(n) * LD;
+    int *const pivsh = reinterpret_cast<int *>(chunk + int64_t(n) * G);
+    const int q = tid / G, loc = tid % G;
+    const T *const A = fac + q * es;
+    T *const x = chunk + q * es + loc;  // x(i) = x[i * G]
+    const int *const piv = pivsh + q * es * int(sizeof(T) / 4);
+    const int64_t per_block = int64_t(teams) * EPT;
+    auto swap_x = [&](int i) {
+        const int p = piv[i];
+        if (p != i && p >= 0 && p < n) {
+            const T t = x[i * G];
+            x[i * G] = x[p * G];
+            x[p * G] = t;
+        }
+    };
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = eb + int64_t(team) * EPT;
+        // gesv: the elements that did not factor are left alone.
+        auto take = [&](int qq) { return g.info == nullptr || g.info[e0 + qq] == 0; };
+        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e0, g.batch, fac, es, LD, tid, TT, EPT, take);
+        load_pivots(g.piv, n, e0, g.batch, pivsh, es * int(sizeof(T) / 4), tid, TT, EPT, take);
+        const bool mine = q < EPT && e0 + q < g.batch && take(q);
+        for (int c0 = 0; c0 < g.nrhs; c0 += G) {
+            const int w = min(G, g.nrhs - c0);
+            load_block<sizeof(T) == 8 ? 4 : 8>(g.b, n, c0, w, e0, g.batch, chunk, es, G, tid, TT, EPT, take);
+            team_sync(TT == 32);
+            if (mine && loc < w) {
+                if (!g.trans) {
+                    for (int i = 0; i < n; ++i) swap_x(i);
+                    for (int i = 0; i < n; ++i) {  // L y = P^T b, L unit lower
+                        T t = x[i * G];
+                        for (int l = 0; l < i; ++l) t = fma(-A[i * LD + l], x[l * G], t);
+                        x[i * G] = t;
+                    }
+                    for (int i = n - 1; i >= 0; --i) {  // U x = y
+                        T t = x[i * G];
+                        for (int l = i + 1; l < n; ++l) t = fma(-A[i * LD + l], x[l * G], t);
+                        x[i * G] = t / A[i * LD + i];
+                    }
+                } else {
+                    for (int i = 0; i < n; ++i) {  // U^T y = b
+                        T t = x[i * G];
+                        for (int l = 0; l < i; ++l) t = fma(-A[l * LD + i], x[l * G], t);
+                        x[i * G] = t / A[i * LD + i];
+                    }
+                    for (int i = n - 1; i >= 0; --i) {  // L^T z = y
+                        T t = x[i * G];
+                        for (int l = i + 1; l < n; ++l) t = fma(-A[l * LD + i], x[l * G], t);
+                        x[i * G] = t;
+                    }
+                    for (int i = n - 1; i >= 0; --i) swap_x(i);  // x = P z
+                }
+            }
+            team_sync(TT == 32);
+            store_block(g.b, n, c0, w, e0, g.batch, chunk, es, G, tid, TT, EPT, take);
+            team_sync(TT == 32);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Kernel selection: a function of the problem's shape and type, never of its batch.
+
+const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
+
+template <class T, int N>
+KernelSpec getrf_thread() {
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&getrf_thread_kernel<T, N>);
+    k.unit_shared = ThreadShape<T, N>::TEAM_BYTES;
+    return k;
+}
+
+// The thread kernel of size n, for n <= N.
+template <class T, int N>
+KernelSpec getrf_thread_for(int n) {
+    if constexpr (N == 1)
+        return getrf_thread<T, 1>();
+    else
+        return n == N ? getrf_thread<T, N>() : getrf_thread_for<T, N - 1>(n);
+}
+
+template <class T, int C>
+KernelSpec getrf_warp() {
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C>);
+    k.group = WarpShape<T, C>::G;
+    k.unit_elements = WarpShape<T, C>::EPT;
+    k.unit_shared = WarpShape<T, C>::TEAM_BYTES;
+    return k;
+}
+
+template <class T>
+KernelSpec getrf_warp_for(int n) {
+    return n <= 8 ? getrf_warp<T, 8>() : n <= 16 ? getrf_warp<T, 16>() : n <= 24 ? getrf_warp<T, 24>()
+                                                                                : getrf_warp<T, 32>();
+}
+
+KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64) {
+    const bool f64 = dtype == APAIRS_DTYPE_F64;
+    const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
+    KernelSpec k;
+    if (n <= thread_max) {
+        k = f64 ? getrf_thread_for<double, kThreadMaxN<double>>(n) : getrf_thread_for<float, kThreadMaxN<float>>(n);
+        k.model = Model::ThreadPerElement;
+        k.group = 1;
+        k.unit_threads = 32;
+        k.unit_elements = 32;
+        k.name = fmt::format("getrf_thread<{}, n={}>", tname(dtype), n);
+        k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} entries in registers, "
+                            "each warp staging its 32 elements through shared memory in memory order",
+                            n, thread_max, n * n);
+    } else if (n <= 32) {
+        k = f64 ? getrf_warp_for<double>(n) : getrf_warp_for<float>(n);
+        k.model = Model::WarpGroup;
+        k.unit_threads = 32;
+        k.name = fmt::format("getrf_warp<{}, {} lanes per element>", tname(dtype), k.group);
+        k.why = fmt::format("n = {} (at most 32): {} lanes per element, one row each in registers, the pivot found "
+                            "by warp shuffles and the pivot row shared through shared memory",
+                            n, k.group);
+    } else {
+        const int S = n <= 64 ? 128 : 256;
+        k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)
+                   : reinterpret_cast<const void *>(&getrf_block_kernel<float>);
+        k.model = Model::BlockPerElement;
+        k.group = S;
+        k.sub = S;
+        k.unit_threads = S;
+        k.unit_elements = 1;
+        k.unit_shared = f64 ? block_region<double>(n) : block_region<float>(n);
+        k.name = fmt::format("getrf_block<{}, {} threads per element>", tname(dtype), S);
+        k.why = fmt::format("n = {} (above 32): a sub-block of {} threads per element factors it right-looking in "
+                            "shared memory ({} bytes), the swap and the column scaled, then the trailing update, "
+                            "in parallel",
+                            n, S, k.unit_shared);
+    }
+    return k;
+}
+
+// G and the elements per team of getrs: G = nrhs rounded up to a power of two (at most
+// 128); a team holds max(1, 32 / G) elements, each its factors, pivots and G columns of
+// B. Where that exceeds 96 KiB: below 32 grow G (fewer elements per team), above 8 shrink
+// it with one element per team (fewer columns per chunk; the chunk loop takes the rest),
+// so that n = 128 in f64 (132 KiB of factors) still fits an A100's or H100's block.
+struct GetrsShape {
+    int g, ept;
+};
+
+GetrsShape getrs_shape(int32_t dtype, int n, int nrhs) {
+    const bool f64 = dtype == APAIRS_DTYPE_F64;
+    auto region = [&](int g) { return f64 ? getrs_region<double>(n, g) : getrs_region<float>(n, g); };
+    constexpr int64_t kBudget = 96 * 1024;
+    int g = 1;
+    while (g < nrhs && g < 128) g *= 2;
+    while (g < 32 && int64_t(32 / g) * region(g) > kBudget) g *= 2;
+    int ept = std::max(1, 32 / g);
+    if (ept == 1)
+        while (g > 8 && region(g) > kBudget) g /= 2;
+    return {g, ept};
+}
+
+KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64) {
+    const int n = int(n64), nrhs = int(nrhs64);
+    const GetrsShape s = getrs_shape(dtype, n, nrhs);
+    const int64_t rb = dtype == APAIRS_DTYPE_F64 ? getrs_region<double>(n, s.g) : getrs_region<float>(n, s.g);
+    KernelSpec k;
+    k.fn = dtype == APAIRS_DTYPE_F64 ? reinterpret_cast<const void *>(&getrs_kernel<double>)
+                                     : reinterpret_cast<const void *>(&getrs_kernel<float>);
+    k.model = s.g == 1 ? Model::ThreadPerElement : s.g <= 32 ? Model::WarpGroup : Model::BlockPerElement;
+    k.group = s.g;
+    k.unit_threads = std::max(32, s.g);
+    k.unit_elements = s.ept;
+    k.unit_shared = int64_t(s.ept) * rb;
+    k.name = fmt::format("getrs<{}, {} threads per element>", tname(dtype), s.g);
+    k.why = fmt::format("nrhs = {}: {} thread{} per element, each solving {} right-hand side{} at a time in shared "
+                        "memory against the element's staged factors and pivots (n = {}){}",
+                        nrhs, s.g, s.g == 1 ? "" : "s", s.g == 1 ? "one" : "one of a chunk of",
+                        s.g == 1 ? "" : "s", n,
+                        nrhs > s.g ? fmt::format(", {} chunks of {} columns", (nrhs + s.g - 1) / s.g, s.g) : "");
+    return k;
+}
+
+template <class T>
+Mat<T> mat_of(const Matrix &m, T *p) {
+    return Mat<T>{p, m.ld, m.stride, m.soa, m.row_major};
+}
+
+Piv piv_of(const Matrix &m, const int32_t *p) {
+    // getrs reads the pivots through the same struct: the kernels never write them there.
+    return Piv{const_cast<int32_t *>(p), m.stride, m.soa};
+}
+
+// Blocks for `batch` elements: the planned grid, or fewer where a launch gets fewer
+// elements than planned (a chunk of a staged batch).
+dim3 grid_for(const CudaConfig &cfg, int64_t batch, int64_t per_block) {
+    return dim3(unsigned(std::max<int64_t>(1, std::min(cfg.grid, (batch + per_block - 1) / per_block))));
+}
+
+void queue(const CudaConfig &cfg, void *stream, int64_t batch, int64_t per_block, void *args, const char *what) {
+    ensure_shared(cfg);
+    void *params[] = {args};
+    check(cudaLaunchKernel(cfg.kernel, grid_for(cfg, batch, per_block), dim3(unsigned(cfg.block_threads)), params,
+                           size_t(cfg.dynamic_shared), static_cast<cudaStream_t>(stream)),
+          what);
+    check(cudaGetLastError(), what);
+}
+
+// Elements per block of the planned getrf kernel: cfg.group threads per element in
+// every model (1, the warp-group's G, the block's S).
+int64_t getrf_per_block(const CudaConfig &cfg) { return cfg.block_threads / cfg.group; }
+
+template <class T>
+void launch_getrf_typed(const GetrfProblem &pb, const CudaConfig &cfg, void *stream, T *A, int32_t *ipiv,
+                        int32_t *info) {
+    GetrfArgs<T> g;
+    g.a = mat_of(pb.a, A);
+    g.piv = piv_of(pb.piv, ipiv);
+    g.info = info;
+    g.n = int(pb.n);
+    g.sub = cfg.group;
+    g.batch = pb.batch;
+    queue(cfg, stream, pb.batch, getrf_per_block(cfg), &g, "batched getrf kernel launch");
+}
+
+template <class T>
+void launch_getrs_typed(const GetrsProblem &pb, const CudaConfig &cfg, void *stream, const T *A,
+                        const int32_t *ipiv, T *B, const int32_t *info) {
+    const GetrsShape s = getrs_shape(pb.dtype, int(pb.n), int(pb.nrhs));
+    GetrsArgs<T> g;
+    g.a = mat_of(pb.a, A);
+    g.piv = piv_of(pb.piv, ipiv);
+    g.b = mat_of(pb.b, B);
+    g.info = info;
+    g.n = int(pb.n);
+    g.nrhs = int(pb.nrhs);
+    g.g = cfg.group;
+    g.ept = s.ept;
+    g.trans = pb.trans;
+    g.batch = pb.batch;
+    const int64_t per_block = int64_t(cfg.block_threads / std::max(32, cfg.group)) * s.ept;
+    queue(cfg, stream, pb.batch, per_block, &g, "batched getrs kernel launch");
+}
+
+GetrsProblem getrs_of(const GesvProblem &pb) {
+    GetrsProblem s;
+    s.dtype = pb.dtype, s.trans = false, s.n = pb.n, s.nrhs = pb.nrhs;
+    s.a = pb.a, s.piv = pb.piv, s.b = pb.b, s.batch = pb.batch;
+    return s;
+}
+
+GetrfProblem getrf_of(const GesvProblem &pb) {
+    GetrfProblem f;
+    f.dtype = pb.dtype, f.n = pb.n, f.a = pb.a, f.piv = pb.piv, f.info = pb.info, f.batch = pb.batch;
+    return f;
+}
+
+}  // namespace
+
+CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
+    return plan_kernel(getrf_kernel_for(pb.dtype, pb.n), pb.batch, device, occupancy_target, 1,
+                       fmt::format("batched getrf n={}", pb.n));
+}
+
+void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *ipiv,
+                       int32_t *info) {
+    DeviceScope scope(cfg.device);
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        launch_getrf_typed(pb, cfg, stream, static_cast<double *>(A), ipiv, info);
+    else
+        launch_getrf_typed(pb, cfg, stream, static_cast<float *>(A), ipiv, info);
+}
+
+CudaConfig plan_getrs_cuda(const GetrsProblem &pb, int device, double occupancy_target) {
+    return plan_kernel(getrs_kernel_for(pb.dtype, pb.n, pb.nrhs), pb.batch, device, occupancy_target, 1,
+                       fmt::format("batched getrs n={} nrhs={}", pb.n, pb.nrhs));
+}
+
+void launch_getrs_cuda(const GetrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A,
+                       const int32_t *ipiv, void *B) {
+    DeviceScope scope(cfg.device);
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        launch_getrs_typed(pb, cfg, stream, static_cast<const double *>(A), ipiv, static_cast<double *>(B), nullptr);
+    else
+        launch_getrs_typed(pb, cfg, stream, static_cast<const float *>(A), ipiv, static_cast<float *>(B), nullptr);
+}
+
+GesvConfig plan_gesv_cuda(const GesvProblem &pb, int device, double occupancy_target) {
+    GesvConfig c;
+    c.getrf = plan_getrf_cuda(getrf_of(pb), device, occupancy_target);
+    c.getrs = plan_getrs_cuda(getrs_of(pb), device, occupancy_target);
+    return c;
+}
+
+void launch_gesv_cuda(const GesvProblem &pb, const GesvConfig &cfg, void *stream, void *A, int32_t *ipiv, void *B,
+                      int32_t *info) {
+    DeviceScope scope(cfg.getrf.device);
+    const GetrsProblem s = getrs_of(pb);
+    if (pb.dtype == APAIRS_DTYPE_F64) {
+        launch_getrf_typed(getrf_of(pb), cfg.getrf, stream, static_cast<double *>(A), ipiv, info);
+        launch_getrs_typed(s, cfg.getrs, stream, static_cast<const double *>(A), ipiv, static_cast<double *>(B), info);
+    } else {
+        launch_getrf_typed(getrf_of(pb), cfg.getrf, stream, static_cast<float *>(A), ipiv, info);
+        launch_getrs_typed(s, cfg.getrs, stream, static_cast<const float *>(A), ipiv, static_cast<float *>(B), info);
+    }
+}
+
+}  // namespace apairs::batched

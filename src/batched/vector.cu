@@ -1,0 +1,533 @@
+// CUDA engine of the batched family: dot (r_e = x_e . y_e) and gemv
+// (y_e = alpha op(A_e) x_e + beta y_e). Both are memory-bound: every kernel reads each
+// entry once, in whole sectors, with as many bytes in flight per thread as registers allow.
+//
+// Dot is the gemv of a 1 x n matrix (x) and a vector (y): one set of kernels serves both,
+// on op(A) rows x cols with entry (i, l) of element e at a + e * ae + i * ar + l * ac.
+// Ha et al. (2013)'s execution models, chosen by layout, size and batch count:
+//
+//   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
+//     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
+//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
+//     warps share 32 elements and split the row tiles (no reduction, hence no barrier).
+//   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot): a group of
+//     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
+//     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
+//     G = 1 is thread-per-element (rows of at most one chunk), G <= 32 warp-group, and
+//     for few elements GO grows past a warp: block-per-element, warps on distinct rows.
+//   AoS, op(A)'s columns contiguous (row-major T, column-major N): G = GI x GO threads
+//     (vec_cols_kernel), GI lanes down a column in chunks, each holding the sums of its
+//     rows, GO lanes across columns, reduced by shuffles at the end; for few elements GI
+//     grows past a warp (block-per-element, warps on distinct rows).
+//
+// Chunks are V = 16 / sizeof(T) entries on a grid aligned to the element's address, so
+// every whole chunk is one 16-byte load whatever the stride's alignment; only the chunks
+// at a row's ends take guarded scalar loads. Where rows do not share an alignment (ld not
+// a multiple of V) every chunk takes scalar loads, which the L1 merges into the same
+// sectors. The second vector (x; dot's y) is loaded as a vector where its alignment
+// matches, else entry by entry (rows kernel: from L1, it is re-read per row).
+//
+// Accuracy: every sum is formed in double (float products are exact there), each thread
+// over its entries in order, then a fixed tree over the group's lanes; alpha and beta
+// (rounded to T by the planner) are applied in double, and the result is rounded to T
+// once. The host engine (host_vector.cpp) sums in double too.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "batched/cuda.hpp"
+#include "batched/launch.cuh"
+#include "cuda/device.hpp"
+#include "cuda/runtime.cuh"
+
+namespace apairs::batched {
+using namespace apairs::cuda;
+
+namespace {
+
+template <class T>
+struct Vec;
+template <>
+struct Vec<float> {
+    using type = float4;
+    static constexpr int n = 4;
+};
+template <>
+struct Vec<double> {
+    using type = double2;
+    static constexpr int n = 2;
+};
+
+// Kernel arguments: op(A) rows x cols; entry (i, l) of element e at a[e*ae + i*ar + l*ac],
+// x entry l at x[e*xe + l*xi], y entry i at y[e*ye + i*yi]. The shape fields are log2 of
+// the group (lg), and of the group's split (rows kernel: lanes across a row; cols kernel:
+// lanes across columns; SoA kernel: warps per 32 elements).
+template <class T>
+struct Args {
+    const T *a, *x;
+    T *y;
+    int64_t ae, ar, ac, xe, xi, ye, yi;
+    int rows, cols;
+    double alpha, beta;  // already rounded to T; beta = 0 never reads y
+    int64_t batch;
+    int lg, lg_split;
+    bool uniform;  // AoS: every row (rows kernel) or column (cols kernel) starts at one alignment mod 16 bytes
+};
+
+template <class T>
+__device__ __forceinline__ int shift_of(const T *p) {
+    return int((reinterpret_cast<uintptr_t>(p) / sizeof(T)) & (Vec<T>::n - 1));
+}
+
+// Entries [c0, c0 + V) of p that lie in [0, len), zeros elsewhere: one 16-byte load when
+// the chunk is whole and `aligned` (p + c0 on a 16-byte boundary), else scalar loads.
+template <class T>
+__device__ __forceinline__ void load_chunk(const T *p, int c0, int len, bool aligned, T (&v)[Vec<T>::n]) {
+    constexpr int V = Vec<T>::n;
+    if (aligned && c0 >= 0 && c0 + V <= len) {
+        const typename Vec<T>::type w = __ldg(reinterpret_cast<const typename Vec<T>::type *>(p + c0));
+        if constexpr (V == 4) {
+            v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
+        } else {
+            v[0] = w.x, v[1] = w.y;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const int c = c0 + k;
+            v[k] = c >= 0 && c < len ? __ldg(p + c) : T(0);
+        }
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
+    *p = T(g.beta != 0 ? g.alpha * sum + g.beta * double(*p) : g.alpha * sum);
+}
+
+// ---------------------------------------------------------------------------------
+// SoA: thread-per-element, EW elements per thread 32 apart (each load of a warp still
+// covers 32 consecutive elements; EW multiplies the bytes in flight for small elements);
+// a group of W warps shares 32 EW consecutive elements and splits their row tiles of RT
+// rows.
+
+// One row tile [i0, i0 + nr) of elements base + 32 j (j < EW; FULL: all in the batch).
+// Rows past nr repeat row i0 (the same lines: no extra traffic, no guard in the loop);
+// their sums are dropped.
+template <class T, int RT, int EW, bool FULL>
+__device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0, int nr) {
+    double acc[EW][RT];
+#pragma unroll
+    for (int j = 0; j < EW; ++j)
+#pragma unroll
+        for (int t = 0; t < RT; ++t) acc[j][t] = 0;
+    int64_t roff[RT];
+#pragma unroll
+    for (int t = 0; t < RT; ++t) roff[t] = (t < nr ? t : 0) * g.ar;
+    bool ok[EW];
+#pragma unroll
+    for (int j = 0; j < EW; ++j) ok[j] = FULL || base + 32 * j < g.batch;
+    const T *ap = g.a + base + i0 * g.ar, *xp = g.x + base;
+#pragma unroll 2
+    for (int l = 0; l < g.cols; ++l, ap += g.ac, xp += g.xi) {
+        double xl[EW];
+#pragma unroll
+        for (int j = 0; j < EW; ++j) xl[j] = ok[j] ? double(__ldg(xp + 32 * j)) : 0.0;
+#pragma unroll
+        for (int j = 0; j < EW; ++j)
+#pragma unroll
+            for (int t = 0; t < RT; ++t)
+                if (ok[j]) acc[j][t] = fma(double(__ldg(ap + roff[t] + 32 * j)), xl[j], acc[j][t]);
+    }
+#pragma unroll
+    for (int j = 0; j < EW; ++j)
+#pragma unroll
+        for (int t = 0; t < RT; ++t)
+            if (ok[j] && t < nr) store(g.y + base + 32 * j + (i0 + t) * g.yi, acc[j][t], g);
+}
+
+template <class T, int RT, int EW>
+__global__ void __launch_bounds__(1024) vec_soa_kernel(const Args<T> g) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int W = 1 << g.lg_split, wi = warp & (W - 1);
+    constexpr int span = 32 * EW;  // elements of a group of W warps
+    const int64_t per_block = int64_t(blockDim.x >> 5 >> g.lg_split) * span;
+    for (int64_t base = int64_t(blockIdx.x) * per_block + (warp >> g.lg_split) * span + lane; base < g.batch;
+         base += int64_t(gridDim.x) * per_block)
+        for (int i0 = wi * RT; i0 < g.rows; i0 += W * RT) {
+            const int nr = min(RT, g.rows - i0);
+            if (base + 32 * (EW - 1) < g.batch)
+                soa_tile<T, RT, EW, true>(g, base, i0, nr);
+            else
+                soa_tile<T, RT, EW, false>(g, base, i0, nr);
+        }
+}
+
+// ---------------------------------------------------------------------------------
+// AoS, rows of op(A) contiguous (ac = 1): G = GI x GO threads per element, RU rows per
+// lane at a time and KU chunks of each unrolled (their loads in flight together).
+
+// The whole chunks k = k0, k0 + GI, ... < k1 of rows ap[0..nr): no guards, so the
+// unrolled loads issue together. AV, XV: A's and x's chunks start on 16-byte boundaries.
+template <class T, int RU, int KU, bool AV, bool XV>
+__device__ __forceinline__ void rows_whole(const T *x, const T *const (&ap)[RU], int nr, int k0, int k1, int GI,
+                                           int s, double (&part)[RU]) {
+    constexpr int V = Vec<T>::n;
+#pragma unroll KU
+    for (int k = k0; k < k1; k += GI) {
+        const int c0 = k * V - s;
+        T xv[V], av[RU][V];
+        load_chunk(x, c0, c0 + V, XV, xv);
+#pragma unroll
+        for (int u = 0; u < RU; ++u)
+            if (u < nr) load_chunk(ap[u], c0, c0 + V, AV, av[u]);
+#pragma unroll
+        for (int u = 0; u < RU; ++u)
+#pragma unroll
+            for (int c = 0; c < V; ++c) part[u] = fma(double(av[u][c]), double(xv[c]), part[u]);
+    }
+}
+
+template <class T, int RU, int KU>
+__global__ void __launch_bounds__(512) vec_rows_kernel(const Args<T> g) {
+    constexpr int V = Vec<T>::n;
+    const int G = 1 << g.lg, GI = 1 << g.lg_split, GO = G >> g.lg_split;
+    const int t = threadIdx.x & (G - 1), gi = t & (GI - 1), go = t >> g.lg_split;
+    const int lane = threadIdx.x & 31;
+    // The GI lanes that share a row: aligned, within one warp.
+    const unsigned mask = GI == 32 ? 0xffffffffu : ((1u << GI) - 1) << (lane & ~(GI - 1));
+    const int per_block = blockDim.x >> g.lg;
+    const int rows = g.rows, len = g.cols;
+    for (int64_t e = int64_t(blockIdx.x) * per_block + (threadIdx.x >> g.lg); e < g.batch;
+         e += int64_t(gridDim.x) * per_block) {
+        const T *const a = g.a + e * g.ae, *const x = g.x + e * g.xe;
+        T *const y = g.y + e * g.ye;
+        // One chunk grid for every row: aligned to the rows' common alignment, or to
+        // entry 0 (then only x may be aligned to it, and A takes scalar loads). Chunks
+        // [k_lo, k_hi) are whole; chunk 0 (when s > 0) and k_hi (when < nchunks) are not.
+        const int s = g.uniform ? shift_of(a) : 0;
+        const bool x_vec = shift_of(x) == s;
+        const int nchunks = (len + s + V - 1) / V, k_lo = s > 0, k_hi = (len + s) / V;
+        for (int i0 = go; i0 < rows; i0 += GO * RU) {
+            const int nr = min(RU, (rows - i0 + GO - 1) / GO);
+            double part[RU];
+            const T *ap[RU];
+#pragma unroll
+            for (int u = 0; u < RU; ++u) part[u] = 0, ap[u] = a + (i0 + u * GO) * g.ar;
+            if (g.uniform)
+                x_vec ? rows_whole<T, RU, KU, true, true>(x, ap, nr, k_lo + gi, k_hi, GI, s, part)
+                      : rows_whole<T, RU, KU, true, false>(x, ap, nr, k_lo + gi, k_hi, GI, s, part);
+            else
+                x_vec ? rows_whole<T, RU, KU, false, true>(x, ap, nr, k_lo + gi, k_hi, GI, s, part)
+                      : rows_whole<T, RU, KU, false, false>(x, ap, nr, k_lo + gi, k_hi, GI, s, part);
+            // The partial chunks at the ends (a single chunk is the head): the head to the
+            // first lane, the tail to the last.
+            auto edge = [&](int k) {
+                const int c0 = k * V - s;
+                T xv[V], av[RU][V];
+                load_chunk(x, c0, len, false, xv);
+#pragma unroll
+                for (int u = 0; u < RU; ++u)
+                    if (u < nr) load_chunk(ap[u], c0, len, false, av[u]);
+#pragma unroll
+                for (int u = 0; u < RU; ++u)
+#pragma unroll
+                    for (int c = 0; c < V; ++c) part[u] = fma(double(av[u][c]), double(xv[c]), part[u]);
+            };
+            if (k_lo && gi == 0) edge(0);
+            if (k_hi >= k_lo && k_hi < nchunks && gi == GI - 1) edge(k_hi);
+#pragma unroll
+            for (int u = 0; u < RU; ++u) {
+                for (int off = GI >> 1; off > 0; off >>= 1) part[u] += __shfl_xor_sync(mask, part[u], off);
+                if (gi == 0 && u < nr) store(y + (i0 + u * GO) * g.yi, part[u], g);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// AoS, columns of op(A) contiguous (ar = 1): G = GI x GO threads per element; within a
+// warp, GIw lanes down a column (consecutive lanes, consecutive chunks) times GO lanes
+// across columns; a group larger than a warp puts its warps on further rows. Each lane
+// sums J chunks of rows at a time over its columns; the GO lanes are then reduced.
+
+template <class T, int J>
+__global__ void __launch_bounds__(1024) vec_cols_kernel(const Args<T> g) {
+    constexpr int V = Vec<T>::n;
+    const int G = 1 << g.lg, GO = 1 << g.lg_split, GI = G >> g.lg_split;
+    const int Gw = min(G, 32), GIw = Gw >> g.lg_split;
+    const int t = threadIdx.x & (G - 1), lane = threadIdx.x & 31, tw = t & (Gw - 1);
+    const int gi = (tw & (GIw - 1)) + GIw * (t >> 5), go = tw / GIw;
+    // The group's lanes in this warp.
+    const unsigned mask = Gw == 32 ? 0xffffffffu : ((1u << Gw) - 1) << (lane & ~(Gw - 1));
+    const int per_block = blockDim.x >> g.lg;
+    const int len = g.rows, cols = g.cols;
+    for (int64_t e = int64_t(blockIdx.x) * per_block + (threadIdx.x >> g.lg); e < g.batch;
+         e += int64_t(gridDim.x) * per_block) {
+        const T *const a = g.a + e * g.ae, *const x = g.x + e * g.xe;
+        T *const y = g.y + e * g.ye;
+        const int s = g.uniform ? shift_of(a) : 0;
+        const int nchunks = (len + s + V - 1) / V;
+        for (int k0 = 0; k0 < nchunks; k0 += GI * J) {
+            double acc[J][V];
+#pragma unroll
+            for (int j = 0; j < J; ++j)
+#pragma unroll
+                for (int c = 0; c < V; ++c) acc[j][c] = 0;
+            const T *col = a + go * g.ac;
+#pragma unroll 2
+            for (int l = go; l < cols; l += GO, col += GO * g.ac) {
+                const double xl = double(__ldg(x + l * g.xi));
+                const bool aligned = g.uniform || shift_of(col) == 0;
+#pragma unroll
+                for (int j = 0; j < J; ++j) {
+                    const int k = k0 + gi + GI * j;
+                    if (k < nchunks) {
+                        T v[V];
+                        load_chunk(col, k * V - s, len, aligned, v);
+#pragma unroll
+                        for (int c = 0; c < V; ++c) acc[j][c] = fma(double(v[c]), xl, acc[j][c]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < J; ++j)
+#pragma unroll
+                for (int c = 0; c < V; ++c) {
+                    for (int off = GIw; off < Gw; off <<= 1) acc[j][c] += __shfl_xor_sync(mask, acc[j][c], off);
+                    const int i = (k0 + gi + GI * j) * V - s + c;
+                    if (go == 0 && i >= 0 && i < len) store(y + i * g.yi, acc[j][c], g);
+                }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Selection (plan only: launch runs the planned kernel, with the shape recomputed from
+// the element's dimensions and the planned group size, never from the batch)
+
+int lg2(int64_t v) {
+    int l = 0;
+    while ((int64_t(1) << l) < v) ++l;
+    return l;
+}
+int64_t pow2ceil(int64_t v) { return int64_t(1) << lg2(v); }
+
+// op(A) after normalisation, with the strides of Args.
+struct Op {
+    int rows, cols;
+    bool soa, rows_contiguous;  // AoS: ac = 1 (rows kernel) or ar = 1 (cols kernel)
+    int64_t ar, ac;             // within an element (AoS), or times the batch stride (SoA)
+    int64_t batch;
+};
+
+Op op_of(const GemvProblem &pb) {
+    Op o;
+    o.rows = int(pb.y_len());
+    o.cols = int(pb.x_len());
+    o.soa = pb.a.soa;
+    int64_t ar = pb.a.row_major ? pb.a.ld : 1, ac = pb.a.row_major ? 1 : pb.a.ld;
+    if (pb.trans) std::swap(ar, ac);
+    o.rows_contiguous = ac == 1 && (ar != 1 || o.cols >= o.rows);
+    if (o.soa) ar *= pb.a.stride, ac *= pb.a.stride;
+    o.ar = ar, o.ac = ac, o.batch = pb.batch;
+    return o;
+}
+
+Op op_of(const DotProblem &pb) {
+    Op o;
+    o.rows = 1, o.cols = int(pb.n);
+    o.soa = pb.x.soa;
+    o.rows_contiguous = true;
+    o.ar = o.soa ? pb.n * pb.x.stride : pb.n;
+    o.ac = o.soa ? pb.x.stride : 1;
+    o.batch = pb.batch;
+    return o;
+}
+
+constexpr int kRowsUnroll = 2;  // RU: rows per lane in flight
+constexpr int kColChunks = 2;   // J: chunks of rows per lane in flight
+
+// Threads that keep the device's memory system busy: below this many (elements x group
+// threads), a larger group per element.
+int64_t fill_threads(int sm_count) { return int64_t(sm_count) * 1024; }
+
+template <class T>
+int chunks_of(int len) { return (len + Vec<T>::n - 1) / Vec<T>::n; }
+
+// Warp-level split for an AoS op: rows kernel: GI lanes across a row; cols kernel: GO
+// lanes across columns. A function of the element's shape only.
+template <class T>
+int aos_split(const Op &o) {
+    if (o.rows_contiguous) return int(std::min<int64_t>(32, pow2ceil(chunks_of<T>(o.cols))));
+    const int gi = int(std::min<int64_t>(32, pow2ceil(chunks_of<T>(o.rows))));
+    return int(std::min<int64_t>(32 / gi, pow2ceil(o.cols)));
+}
+
+// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1.
+template <class T>
+const void *soa_kernel(int rt, int ew) {
+    auto pick = [&](auto rt_c) -> const void * {
+        constexpr int RT = decltype(rt_c)::value;
+        return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 1>)
+                       : reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 8 / RT>);
+    };
+    switch (rt) {
+    case 1: return pick(std::integral_constant<int, 1>());
+    case 2: return pick(std::integral_constant<int, 2>());
+    case 4: return pick(std::integral_constant<int, 4>());
+    default: return pick(std::integral_constant<int, 8>());
+    }
+}
+
+template <class T>
+KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
+    const int64_t fill = fill_threads(sm_count);
+    const char *tn = sizeof(T) == 8 ? "f64" : "f32";
+    KernelSpec k;
+    if (o.soa) {
+        // RT: the rows up to 8 (one tile for small elements); EW: 8 sums per thread in all,
+        // fewer elements per thread (then warps splitting the row tiles) for few elements.
+        const int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
+        int ew = 8 / rt, w = 1;
+        if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
+        const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
+        while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
+        k.fn = soa_kernel<T>(rt, ew);
+        k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
+        k.group = w;
+        k.unit_threads = 32 * w;
+        k.unit_elements = 32 * ew;
+        k.name = fmt::format("{}_soa<{}, {} rows x {} elements per thread, {} warps per {} elements>", op, tn, rt,
+                             ew, w, 32 * ew);
+        k.why = w == 1 ? fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads covering "
+                                     "32 consecutive elements, {} row sums in registers",
+                                     ew, rt)
+                       : fmt::format("SoA with only {} elements of {} rows: {} warps share each 32 elements and "
+                                     "split their rows, to fill the device",
+                                     o.batch, o.rows, w);
+        return k;
+    }
+    const int chunks_in = chunks_of<T>(o.rows_contiguous ? o.cols : o.rows);
+    const int outer = o.rows_contiguous ? o.rows : o.cols;
+    const int split = aos_split<T>(o);
+    int g = 0;
+    if (o.rows_contiguous) {
+        // GI = split across a row; GO across rows, within a warp, then past it for few elements.
+        int go = int(std::min<int64_t>(32 / split, pow2ceil(outer)));
+        while (o.batch * split * go < fill && split * go < 512 && go < pow2ceil(outer)) go *= 2;
+        g = split * go;
+        k.fn = o.rows == 1 ? reinterpret_cast<const void *>(&vec_rows_kernel<T, 1, 4>)
+                          : reinterpret_cast<const void *>(&vec_rows_kernel<T, kRowsUnroll, 1>);
+        k.name = fmt::format("{}_rows<{}, {} lanes across a row x {} across rows>", op, tn, split, go);
+    } else {
+        int gi = int(std::min<int64_t>(32, pow2ceil(chunks_in)));
+        while (o.batch * gi * split < fill && gi * split < 1024 && gi < pow2ceil(chunks_in)) gi *= 2;
+        g = gi * split;
+        k.fn = reinterpret_cast<const void *>(&vec_cols_kernel<T, kColChunks>);
+        k.name = fmt::format("{}_cols<{}, {} lanes down a column x {} across columns>", op, tn, gi, split);
+    }
+    k.model = g == 1 ? Model::ThreadPerElement : g <= 32 ? Model::WarpGroup : Model::BlockPerElement;
+    k.group = g;
+    k.sub = g;
+    k.unit_threads = std::max(32, g);
+    k.unit_elements = std::max(1, 32 / g);
+    const char *dir = o.rows_contiguous ? "row" : "column";
+    k.why = g == 1 ? fmt::format("AoS {}s of at most one 16-byte chunk ({} entries): one thread per element", dir,
+                                 o.rows_contiguous ? o.cols : o.rows)
+            : g <= 32
+                ? fmt::format("AoS, contiguous {}s of {} entries: {} threads of a warp per element, 16-byte chunks "
+                              "across each {}, sums reduced by shuffles",
+                              dir, o.rows_contiguous ? o.cols : o.rows, g, dir)
+                : fmt::format("AoS with only {} elements of {} x {}: a block of {} threads per element, its warps on "
+                              "distinct rows, to fill the device",
+                              o.batch, o.rows, o.cols, g);
+    return k;
+}
+
+template <class T>
+Args<T> args_of(const Op &o, const CudaConfig &cfg, const void *a, const void *x, void *y) {
+    Args<T> g{};
+    g.a = static_cast<const T *>(a);
+    g.x = static_cast<const T *>(x);
+    g.y = static_cast<T *>(y);
+    g.ar = o.ar, g.ac = o.ac;
+    g.rows = o.rows, g.cols = o.cols;
+    g.batch = o.batch;
+    g.lg = lg2(cfg.group);
+    if (o.soa) {
+        g.lg_split = g.lg;  // warps per 32 elements
+    } else {
+        g.lg_split = lg2(aos_split<T>(o));
+        constexpr int V = Vec<T>::n;
+        g.uniform = o.rows_contiguous ? (o.rows == 1 || o.ar % V == 0) : (o.cols == 1 || o.ac % V == 0);
+    }
+    return g;
+}
+
+}  // namespace
+
+CudaConfig plan_dot_cuda(const DotProblem &pb, int device, double occupancy_target) {
+    require_device(device);
+    const Op o = op_of(pb);
+    const int sms = device_limits(device).sm_count;
+    const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, sms, "dot")
+                                                      : select_kernel<float>(o, sms, "dot");
+    return plan_kernel(k, pb.batch, device, occupancy_target, 1, fmt::format("batched dot n={}", pb.n));
+}
+
+void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, const void *x, const void *y,
+                     void *r) {
+    DeviceScope scope(cfg.device);
+    const Op o = op_of(pb);
+    auto go = [&](auto g) {
+        // x plays A (one row), y plays x; r[e] is y[e].
+        g.ae = pb.x.soa ? 1 : pb.x.stride;
+        g.xe = pb.y.soa ? 1 : pb.y.stride;
+        g.xi = pb.y.soa ? pb.y.stride : 1;
+        g.ye = 1, g.yi = 0;
+        g.alpha = 1, g.beta = 0;
+        launch_planned(cfg, stream, g, "batched dot kernel launch");
+    };
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        go(args_of<double>(o, cfg, x, y, r));
+    else
+        go(args_of<float>(o, cfg, x, y, r));
+}
+
+CudaConfig plan_gemv_cuda(const GemvProblem &pb, int device, double occupancy_target) {
+    require_device(device);
+    const Op o = op_of(pb);
+    const int sms = device_limits(device).sm_count;
+    const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, sms, "gemv")
+                                                      : select_kernel<float>(o, sms, "gemv");
+    return plan_kernel(k, pb.batch, device, occupancy_target, 1,
+                       fmt::format("batched gemv {}x{}{}", pb.m, pb.n, pb.trans ? " T" : ""));
+}
+
+void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *x,
+                      void *y) {
+    DeviceScope scope(cfg.device);
+    const Op o = op_of(pb);
+    auto go = [&](auto g) {
+        using T = std::remove_const_t<std::remove_pointer_t<decltype(g.a)>>;
+        g.ae = pb.a.soa ? 1 : pb.a.stride;
+        g.xe = pb.x.soa ? 1 : pb.x.stride;
+        g.xi = pb.x.soa ? pb.x.stride : 1;
+        g.ye = pb.y.soa ? 1 : pb.y.stride;
+        g.yi = pb.y.soa ? pb.y.stride : 1;
+        g.alpha = double(T(pb.alpha));
+        g.beta = double(T(pb.beta));
+        launch_planned(cfg, stream, g, "batched gemv kernel launch");
+    };
+    if (pb.dtype == APAIRS_DTYPE_F64)
+        go(args_of<double>(o, cfg, A, x, y));
+    else
+        go(args_of<float>(o, cfg, A, x, y));
+}
+
+}  // namespace apairs::batched

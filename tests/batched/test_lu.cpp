@@ -1,0 +1,419 @@
+// Batched LU (getrf), solves (getrs, N and T) and gesv through the public API, on
+// test::backend(): every layout, order and type; sizes around the CUDA models' switch
+// points; reconstruction |P^T A - L U| against Higham's bound, |L| <= 1 and the pivot
+// rule on ties, solve residuals against the backward-error bound, LAPACK's info for an
+// exactly singular element and a NaN element mixed into a batch, gesv leaving B of those
+// untouched, every output written and the padding untouched.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "apairs.h"
+#include "backend.hpp"
+#include "catch.hpp"
+#include "reference.hpp"
+
+using ref::Context;
+using ref::Rng;
+
+namespace {
+
+struct Layout {
+    bool soa, row_major;
+    int64_t ld_pad, stride_pad;
+};
+
+std::ostream &operator<<(std::ostream &os, const Layout &l) {
+    return os << (l.soa ? "SoA" : "AoS") << (l.row_major ? " row-major" : " col-major") << " ld+" << l.ld_pad
+              << " stride+" << l.stride_pad;
+}
+
+// rows x cols per element, exactly the span apairs.h gives, every slot poisoned.
+template <class T>
+struct Batch {
+    int64_t rows, cols, ld, stride, batch;
+    bool soa, row_major;
+    std::vector<T> v;
+    Batch(int64_t r, int64_t c, const Layout &l, int64_t b)
+        : rows(r), cols(c), batch(b), soa(l.soa), row_major(l.row_major) {
+        ld = (l.row_major ? c : r) + l.ld_pad;
+        const int64_t extent = (l.row_major ? r - 1 : c - 1) * ld + (l.row_major ? c : r);
+        stride = (l.soa ? b : extent) + l.stride_pad;
+        v.assign(size_t(l.soa ? (extent - 1) * stride + b : (b - 1) * stride + extent), ref::poison<T>());
+    }
+    T &at(int64_t i, int64_t j, int64_t e) {
+        const int64_t idx = row_major ? i * ld + j : i + j * ld;
+        return v[size_t(soa ? idx * stride + e : e * stride + idx)];
+    }
+    const T &at(int64_t i, int64_t j, int64_t e) const { return const_cast<Batch *>(this)->at(i, j, e); }
+    // Every slot that is no entry of an element still holds its poison.
+    bool padding_intact() const {
+        Batch<T> mask = *this;
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < cols; ++j) mask.at(i, j, e) = T(0);
+        for (size_t s = 0; s < v.size(); ++s)
+            if (ref::is_poison(mask.v[s]) && !ref::is_poison(v[s])) return false;
+        return true;
+    }
+};
+
+bool same_bits(const void *a, const void *b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
+
+// The kinds of element in a batch: e = 1 exactly singular (column n / 2 all zeros: info
+// n / 2 + 1), e = 2 a NaN at (n / 2, n / 2) (info n / 2 + 1: the NaN is in that pivot
+// column, or spread into all of it through an earlier pivot row), e = 3 an exact one
+// with ties in every column; the others random with a tie for column 0's pivot.
+enum class Kind { Random, Singular, Nan, Exact };
+Kind kind_of(int64_t e) { return e == 1 ? Kind::Singular : e == 2 ? Kind::Nan : e == 3 ? Kind::Exact : Kind::Random; }
+
+// Random: uniform in [-1, 1], never 0; column 0 holds the largest magnitude, 2, at rows
+// r1 < r2 (when n > 2): the pivot is r1, the first of the two.
+// Exact: L0 U0 with L0 unit lower, entries in {-1, 0, 1}, and U0 upper with small integer
+// entries, nonzero diagonal: every reduced entry is an integer below 2^9 (exact in f32),
+// |l_ij| = 1 ties the pivot row j with row i, and the first-index rule keeps row j: no
+// interchange, and the factors are L0 and U0 exactly.
+template <class T>
+void make_element(Kind kind, int64_t n, Rng &rng, std::vector<T> &A, std::vector<T> &L0, std::vector<T> &U0,
+                  int64_t *r1) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::uniform_int_distribution<int> small(-3, 3), sign(0, 1);
+    A.assign(size_t(n * n), T(0));
+    if (kind == Kind::Exact) {
+        L0.assign(size_t(n * n), T(0));
+        U0.assign(size_t(n * n), T(0));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                if (i > j) L0[size_t(i * n + j)] = T(small(rng) % 2);
+                if (i == j) L0[size_t(i * n + j)] = T(1), U0[size_t(i * n + j)] = T((sign(rng) ? 1 : -1) * (1 + sign(rng)));
+                if (i < j) U0[size_t(i * n + j)] = T(small(rng));
+            }
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                long double s = 0;
+                for (int64_t k = 0; k < n; ++k) s += (long double)L0[size_t(i * n + k)] * U0[size_t(k * n + j)];
+                A[size_t(i * n + j)] = T(s);
+            }
+        return;
+    }
+    for (auto &x : A) {
+        do x = static_cast<T>(u(rng));
+        while (x == T(0));
+    }
+    *r1 = 0;
+    if (n > 2) {
+        std::uniform_int_distribution<int64_t> row(0, n - 2);
+        *r1 = row(rng);
+        const int64_t r2 = std::uniform_int_distribution<int64_t>(*r1 + 1, n - 1)(rng);
+        A[size_t(*r1 * n)] = T(sign(rng) ? 2 : -2);
+        A[size_t(r2 * n)] = T(sign(rng) ? 2 : -2);
+    }
+    const int64_t bad = n / 2;
+    if (kind == Kind::Singular)
+        for (int64_t i = 0; i < n; ++i) A[size_t(i * n + bad)] = T(0);
+    if (kind == Kind::Nan) A[size_t(bad * n + bad)] = std::numeric_limits<T>::quiet_NaN();
+}
+
+struct Worst {
+    double rec = 0, res = 0;
+};
+
+template <class T>
+void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &l, Rng &rng, Worst &worst) {
+    INFO("n = " << n << ", batch = " << batch << ", " << l);
+    const int32_t dtype = ref::Type<T>::dtype;
+    const int32_t layout = l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
+    const int32_t order = l.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR;
+    const long double u = ref::Type<T>::u();
+    const int64_t bad = n / 2;
+
+    Batch<T> A(n, n, l, batch);
+    std::vector<std::vector<T>> orig{size_t(batch)}, L0{size_t(batch)}, U0{size_t(batch)};
+    std::vector<int64_t> r1(size_t(batch), 0);
+    for (int64_t e = 0; e < batch; ++e) {
+        make_element(kind_of(e), n, rng, orig[size_t(e)], L0[size_t(e)], U0[size_t(e)], &r1[size_t(e)]);
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) A.at(i, j, e) = orig[size_t(e)][size_t(i * n + j)];
+    }
+    const Batch<T> A0 = A;
+    auto pv = [&](int64_t i, int64_t e) { return size_t(l.soa ? i * batch + e : e * n + i); };
+
+    // ---- getrf
+    std::vector<int32_t> ipiv(size_t(n * batch), ref::poison<int32_t>()), info(size_t(batch), ref::poison<int32_t>());
+    apairs_plan_t getrf = nullptr;
+    APAIRS_REQUIRE_OK(apairs_plan_create_getrf_batched(&getrf, ctx, dtype, layout, order, n, A.ld, A.stride, batch));
+    {
+        const apairs_status_t st = apairs_plan_execute_getrf(getrf, A.v.data(), ipiv.data(), info.data());
+        INFO(apairs_last_error());
+        apairs_plan_destroy(getrf);
+        REQUIRE(st == APAIRS_SUCCESS);
+    }
+    CHECK(A.padding_intact());
+    for (int64_t e = 0; e < batch; ++e) {
+        INFO("element " << e);
+        const Kind kind = kind_of(e);
+        CHECK(info[size_t(e)] == (kind == Kind::Singular || kind == Kind::Nan ? int32_t(bad + 1) : 0));
+        bool pivots_ok = true;
+        for (int64_t j = 0; j < n; ++j) pivots_ok &= ipiv[pv(j, e)] >= j + 1 && ipiv[pv(j, e)] <= n;
+        CHECK(pivots_ok);
+        if (!pivots_ok || kind == Kind::Nan) continue;
+        auto Lf = [&](int64_t i, int64_t j) -> T { return i == j ? T(1) : i > j ? A.at(i, j, e) : T(0); };
+        auto Uf = [&](int64_t i, int64_t j) -> T { return i <= j ? A.at(i, j, e) : T(0); };
+        if (kind == Kind::Exact) {
+            bool exact = true;
+            for (int64_t j = 0; j < n; ++j) exact &= ipiv[pv(j, e)] == j + 1;
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j < n; ++j)
+                    exact &= Lf(i, j) == L0[size_t(e)][size_t(i * n + j)] && Uf(i, j) == U0[size_t(e)][size_t(i * n + j)];
+            CHECK(exact);
+            continue;
+        }
+        // Partial pivoting: the first pivot is column 0's first largest entry, and no
+        // multiplier exceeds 1 (each pivot was a largest entry of its column).
+        if (kind == Kind::Random && n > 2) CHECK(ipiv[pv(0, e)] == r1[size_t(e)] + 1);
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < i; ++j)
+                if (!(std::fabs(Lf(i, j)) <= T(1))) FAIL_CHECK("|L(" << i << ", " << j << ")| = " << Lf(i, j) << " > 1");
+        // P^T A: the interchanges applied to A's rows in order.
+        std::vector<long double> PA(size_t(n * n));
+        for (int64_t x = 0; x < n * n; ++x) PA[size_t(x)] = orig[size_t(e)][size_t(x)];
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t p = ipiv[pv(j, e)] - 1;
+            for (int64_t k = 0; k < n; ++k) std::swap(PA[size_t(j * n + k)], PA[size_t(p * n + k)]);
+        }
+        // Higham, Thm 9.3: L U = P^T A + dA, |dA| <= gamma_n |L| |U|; the slack covers
+        // this check's own long double rounding.
+        const long double gamma = n * u / (1 - n * u);
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                long double s = 0, sa = 0;
+                for (int64_t k = 0; k <= std::min(i, j); ++k) {
+                    const long double t = (long double)Lf(i, k) * Uf(k, j);
+                    s += t;
+                    sa += fabsl(t);
+                }
+                const long double err = fabsl(s - PA[size_t(i * n + j)]), bound = gamma * sa;
+                if (bound > 0) worst.rec = std::max(worst.rec, double(err / bound));
+                if (!(err <= bound + (n + 2) * std::ldexp(1.0L, -62) * sa))
+                    FAIL_CHECK("|P^T A - L U| at (" << i << ", " << j << ") = " << double(err) << " > bound "
+                                                    << double(bound));
+            }
+    }
+
+    // ---- getrs (N and T) on the factors just computed, then gesv from the original A:
+    // gesv's factors, pivots and info must be getrf's, its solutions getrs N's.
+    std::vector<int64_t> rhs_counts = {1, 3};
+    if (n <= 9) rhs_counts.push_back(37);
+    for (int64_t nrhs : rhs_counts) {
+        INFO("nrhs = " << nrhs);
+        Batch<T> B0(n, nrhs, l, batch);
+        std::uniform_real_distribution<double> ud(-1, 1);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < nrhs; ++r) B0.at(i, r, e) = static_cast<T>(ud(rng));
+        Batch<T> solved_n = B0;
+        for (const int32_t trans : {APAIRS_OP_N, APAIRS_OP_T}) {
+            INFO((trans == APAIRS_OP_T ? "trans T" : "trans N"));
+            Batch<T> B = B0;
+            apairs_plan_t getrs = nullptr;
+            APAIRS_REQUIRE_OK(apairs_plan_create_getrs_batched(&getrs, ctx, dtype, layout, order, trans, n, nrhs, A.ld,
+                                                               A.stride, B.ld, B.stride, batch));
+            const apairs_status_t st = apairs_plan_execute_getrs(getrs, A.v.data(), ipiv.data(), B.v.data());
+            INFO(apairs_last_error());
+            apairs_plan_destroy(getrs);
+            REQUIRE(st == APAIRS_SUCCESS);
+            CHECK(B.padding_intact());
+            if (trans == APAIRS_OP_N) solved_n = B;
+            for (int64_t e = 0; e < batch; ++e) {
+                if (info[size_t(e)] != 0) continue;
+                INFO("element " << e);
+                // Higham, Thm 9.4: (A + dA) x = b with |dA| <= gamma_3n P |L| |U|, so
+                // ||op(A) x - b||_inf <= gamma_3n || op(|L| |U|) ||_inf ||x||_inf.
+                auto a = [&](int64_t i, int64_t j) -> long double {
+                    return trans == APAIRS_OP_T ? orig[size_t(e)][size_t(j * n + i)] : orig[size_t(e)][size_t(i * n + j)];
+                };
+                long double lu_norm = 0, a_norm = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    long double row = 0, arow = 0;
+                    for (int64_t j = 0; j < n; ++j) {
+                        const int64_t ii = trans == APAIRS_OP_T ? j : i, jj = trans == APAIRS_OP_T ? i : j;
+                        long double s = 0;
+                        for (int64_t k = 0; k <= std::min(ii, jj); ++k)
+                            s += fabsl(ii == k ? 1.0L : (long double)A.at(ii, k, e)) * fabsl((long double)A.at(k, jj, e));
+                        row += s;
+                        arow += fabsl(a(i, j));
+                    }
+                    lu_norm = std::max(lu_norm, row);
+                    a_norm = std::max(a_norm, arow);
+                }
+                long double rmax = 0, xnorm = 0;
+                for (int64_t r = 0; r < nrhs; ++r)
+                    for (int64_t i = 0; i < n; ++i) {
+                        long double ax = 0;
+                        for (int64_t j = 0; j < n; ++j) ax += a(i, j) * B.at(j, r, e);
+                        rmax = std::max(rmax, fabsl(ax - (long double)B0.at(i, r, e)));
+                        xnorm = std::max(xnorm, fabsl((long double)B.at(i, r, e)));
+                    }
+                const long double gamma = 3 * n * u / (1 - 3 * n * u);
+                // (the slack: this check's own long double rounding)
+                const long double bound = gamma * lu_norm * xnorm + (n + 2) * std::ldexp(1.0L, -62) * a_norm * xnorm;
+                worst.res = std::max(worst.res, double(rmax / (a_norm * xnorm * n * u)));
+                if (!(rmax <= bound)) FAIL_CHECK("residual " << double(rmax) << " above the bound " << double(bound));
+            }
+        }
+        // gesv: a fresh copy of the original A, B0.
+        Batch<T> Ag = A0, Bg = B0;
+        std::vector<int32_t> ipiv_g(ipiv.size(), ref::poison<int32_t>()), info_g(info.size(), ref::poison<int32_t>());
+        apairs_plan_t gesv = nullptr;
+        APAIRS_REQUIRE_OK(apairs_plan_create_gesv_batched(&gesv, ctx, dtype, layout, order, n, nrhs, Ag.ld, Ag.stride,
+                                                          Bg.ld, Bg.stride, batch));
+        const apairs_status_t st = apairs_plan_execute_gesv(gesv, Ag.v.data(), ipiv_g.data(), Bg.v.data(),
+                                                             info_g.data());
+        INFO(apairs_last_error());
+        apairs_plan_destroy(gesv);
+        REQUIRE(st == APAIRS_SUCCESS);
+        CHECK(info_g == info);
+        CHECK(ipiv_g == ipiv);
+        CHECK(same_bits(Ag.v.data(), A.v.data(), A.v.size() * sizeof(T)));
+        for (int64_t e = 0; e < batch; ++e) {
+            INFO("gesv element " << e << ", info " << info[size_t(e)]);
+            const Batch<T> &want = info[size_t(e)] == 0 ? solved_n : B0;  // failed: B unchanged
+            bool same = true;
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t r = 0; r < nrhs; ++r)
+                    same &= same_bits(&Bg.at(i, r, e), &want.at(i, r, e), sizeof(T));
+            CHECK(same);
+        }
+        CHECK(Bg.padding_intact());
+    }
+}
+
+template <class T>
+void check_all() {
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name() << ", "
+                 << ref::Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    Worst worst;
+    int variant = 0;
+    // The CUDA models switch at n = 6 / 8 (thread), 8, 16, 24, 32 (warp-group lanes and
+    // columns), 64 (block sub-block).
+    for (int64_t n : {1, 2, 3, 5, 6, 7, 8, 9, 13, 16, 17, 24, 25, 31, 32, 33, 64, 65, 97, 128}) {
+        for (int lay = 0; lay < 4; ++lay, ++variant) {
+            if (n >= 64 && lay % 2 != (variant / 4) % 2) continue;  // the largest sizes: two layouts each
+            const Layout l{bool(lay & 1), bool(lay & 2), int64_t(variant % 3), int64_t(variant * 5 % 7)};
+            const int64_t batch = n >= 64 ? 5 : n >= 16 ? 11 : (variant % 2 ? 301 : 7);
+            check_layout<T>(ctx.h, n, batch, l, rng, worst);
+        }
+    }
+    // Batch 1, and batches with several grid-stride rounds on the device.
+    check_layout<T>(ctx.h, 4, 1, Layout{false, true, 0, 0}, rng, worst);
+    check_layout<T>(ctx.h, 3, 40009, Layout{true, false, 1, 3}, rng, worst);
+    check_layout<T>(ctx.h, 12, 20011, Layout{false, true, 0, 2}, rng, worst);
+    std::printf("[%s] getrf/getrs/gesv %-4s worst reconstruction %.4f of gamma_n |L||U|, worst residual %.4f "
+                "n u ||A|| ||X|| (seed %llu)\n",
+                test::backend_name(), ref::Type<T>::name, worst.rec, worst.res, static_cast<unsigned long long>(seed));
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("batched getrf, getrs and gesv: factors, pivots, solves and per-element info",
+                   "[batched][lu]", float, double) {
+    check_all<TestType>();
+}
+
+TEST_CASE("batched getrf, getrs and gesv: every bad argument fails with its status and writes nothing",
+          "[batched][lu]") {
+    Context ctx;
+    const apairs_plan_t sentinel = reinterpret_cast<apairs_plan_t>(uintptr_t(0xDEADBE0));
+    struct Bad {
+        const char *what;
+        apairs_status_t want;
+        int32_t dtype = APAIRS_DTYPE_F64, layout = APAIRS_LAYOUT_AOS, order = APAIRS_ORDER_ROW_MAJOR, trans = 0;
+        int64_t n = 4, nrhs = 2, lda = 4, sa = 16, ldb = 2, sb = 8, batch = 10;
+        const char *word = nullptr;  // the message names it
+    };
+    std::vector<Bad> bad;
+    auto add = [&](Bad b) { bad.push_back(b); };
+    { Bad b{"good", APAIRS_SUCCESS}; add(b); }
+    { Bad b{"dtype", APAIRS_ERROR_UNKNOWN_ENUM}; b.dtype = 9; b.word = "dtype"; add(b); }
+    { Bad b{"dtype u8", APAIRS_ERROR_UNSUPPORTED}; b.dtype = APAIRS_DTYPE_U8; b.word = "dtype"; add(b); }
+    { Bad b{"layout", APAIRS_ERROR_UNKNOWN_ENUM}; b.layout = 0; b.word = "layout"; add(b); }
+    { Bad b{"order", APAIRS_ERROR_UNKNOWN_ENUM}; b.order = 3; b.word = "order"; add(b); }
+    { Bad b{"n = 0", APAIRS_ERROR_INVALID_VALUE}; b.n = 0; b.word = "n"; add(b); }
+    { Bad b{"n = 129", APAIRS_ERROR_INVALID_VALUE}; b.n = 129; b.lda = 129; b.sa = 129 * 129; b.sb = 258; b.word = "n"; add(b); }
+    { Bad b{"batch = 0", APAIRS_ERROR_INVALID_VALUE}; b.batch = 0; b.word = "batch"; add(b); }
+    { Bad b{"lda < n", APAIRS_ERROR_INVALID_VALUE}; b.lda = 3; b.word = "lda"; add(b); }
+    { Bad b{"AoS stride overlaps", APAIRS_ERROR_INVALID_VALUE}; b.sa = 15; b.word = "stride_a"; add(b); }
+    { Bad b{"SoA stride < batch", APAIRS_ERROR_INVALID_VALUE}; b.layout = APAIRS_LAYOUT_SOA; b.sa = 9; b.sb = 10; b.word = "stride_a"; add(b); }
+    { Bad b{"span overflows", APAIRS_ERROR_OVERFLOW}; b.sa = INT64_MAX / 4; b.word = "stride_a"; add(b); }
+    { Bad b{"ld overflows", APAIRS_ERROR_OVERFLOW}; b.lda = INT64_MAX / 2; b.sa = INT64_MAX; b.word = "lda"; add(b); }
+    // getrs and gesv only (getrf has no B and no trans):
+    { Bad b{"nrhs = 0", APAIRS_ERROR_INVALID_VALUE}; b.nrhs = 0; b.word = "nrhs"; add(b); }
+    { Bad b{"nrhs = 1025", APAIRS_ERROR_INVALID_VALUE}; b.nrhs = 1025; b.ldb = 1025; b.sb = 4100; b.word = "nrhs"; add(b); }
+    { Bad b{"ldb < nrhs", APAIRS_ERROR_INVALID_VALUE}; b.ldb = 1; b.word = "ldb"; add(b); }
+    { Bad b{"stride_b overlaps", APAIRS_ERROR_INVALID_VALUE}; b.sb = 7; b.word = "stride_b"; add(b); }
+    const size_t getrf_count = 13;
+    // getrs only:
+    { Bad b{"trans", APAIRS_ERROR_UNKNOWN_ENUM}; b.trans = 2; b.word = "trans"; add(b); }
+    for (size_t x = 0; x < bad.size(); ++x) {
+        const Bad &b = bad[x];
+        for (const char *op : {"getrf", "getrs", "gesv"}) {
+            const std::string name = op;
+            if (name == "getrf" && x >= getrf_count) continue;
+            if (name == "gesv" && b.trans != 0) continue;
+            INFO(b.what << ", " << op);
+            apairs_plan_t plan = sentinel;
+            apairs_status_t st;
+            if (name == "getrf")
+                st = apairs_plan_create_getrf_batched(&plan, ctx.h, b.dtype, b.layout, b.order, b.n, b.lda, b.sa,
+                                                      b.batch);
+            else if (name == "getrs")
+                st = apairs_plan_create_getrs_batched(&plan, ctx.h, b.dtype, b.layout, b.order, b.trans, b.n, b.nrhs,
+                                                      b.lda, b.sa, b.ldb, b.sb, b.batch);
+            else
+                st = apairs_plan_create_gesv_batched(&plan, ctx.h, b.dtype, b.layout, b.order, b.n, b.nrhs, b.lda,
+                                                     b.sa, b.ldb, b.sb, b.batch);
+            const std::string msg = apairs_last_error();
+            INFO("status " << apairs_status_string(st) << ", message \"" << msg << "\"");
+            CHECK(st == b.want);
+            if (b.want == APAIRS_SUCCESS) {
+                CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+                continue;
+            }
+            CHECK(plan == sentinel);
+            CHECK(msg.find("apairs_plan_create_" + name + "_batched") != std::string::npos);
+            if (b.word) CHECK(msg.find(std::string(b.word) + " = ") != std::string::npos);
+        }
+    }
+
+    // NULL handles and arrays; a getrf plan executed by another operation's function.
+    apairs_plan_t plan = sentinel;
+    CHECK(apairs_plan_create_getrf_batched(nullptr, ctx.h, APAIRS_DTYPE_F64, 1, 1, 2, 2, 4, 1) ==
+          APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_create_getrf_batched(&plan, nullptr, APAIRS_DTYPE_F64, 1, 1, 2, 2, 4, 1) ==
+          APAIRS_ERROR_NULL_POINTER);
+    CHECK(plan == sentinel);
+    APAIRS_REQUIRE_OK(apairs_plan_create_getrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                       APAIRS_ORDER_ROW_MAJOR, 2, 2, 4, 1));
+    double a[4] = {1, 2, 4, 3};
+    int32_t ipiv[2] = {-1, -1}, info = -1;
+    CHECK(apairs_plan_execute_getrf(plan, a, nullptr, &info) == APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_execute_getrf(plan, a, ipiv, nullptr) == APAIRS_ERROR_NULL_POINTER);
+    CHECK(apairs_plan_execute_potrf(plan, a, &info) == APAIRS_ERROR_UNSUPPORTED);
+    CHECK(std::string(apairs_last_error()).find("apairs_plan_execute_getrf") != std::string::npos);
+    CHECK(apairs_plan_execute_gesv(plan, a, ipiv, a, &info) == APAIRS_ERROR_UNSUPPORTED);
+    CHECK((a[0] == 1 && a[1] == 2 && a[2] == 4 && a[3] == 3));  // nothing written by the failures
+    CHECK((ipiv[0] == -1 && info == -1));
+    APAIRS_REQUIRE_OK(apairs_plan_execute_getrf(plan, a, ipiv, &info));
+    // [1 2; 4 3]: rows swapped, L = [1 0; 0.25 1], U = [4 3; 0 1.25].
+    CHECK(info == 0);
+    CHECK((ipiv[0] == 2 && ipiv[1] == 2));
+    CHECK((a[0] == 4 && a[1] == 3 && a[2] == 0.25 && a[3] == 1.25));
+    apairs_plan_destroy(plan);
+}
