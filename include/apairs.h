@@ -402,7 +402,11 @@ APAIRS_API apairs_status_t apairs_plan_execute_posv(apairs_plan_t plan, void *A,
  *  @param[in] n                   1 to 4096 entries per vector
  *  @param[in] stride_x, stride_y  element (AoS) or batch (SoA) strides
  *  The results are `batch` values of the dtype, contiguous.
- *  Accuracy: DOT_ACCURACY */
+ *  Accuracy (u: the unit roundoff of the dtype): f32 products are exact in double and summed
+ *  there, then rounded once: |error| <= u |out[e]| + (n + 1) 2^-53 sum_i |x_i y_i|. f64: each
+ *  thread sums its entries in order with fma, the partial sums are added in a fixed tree:
+ *  |error| <= (n + 1) u sum_i |x_i y_i|. Both backends; results are deterministic for a
+ *  plan. */
 APAIRS_API apairs_status_t apairs_plan_create_dot_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
                                                           int32_t layout, int64_t n, int64_t stride_x,
                                                           int64_t stride_y, int64_t batch);
@@ -415,7 +419,9 @@ APAIRS_API apairs_status_t apairs_plan_execute_dot(apairs_plan_t plan, const voi
  *  @param[in] m, n     1 to 4096
  *  @param[in] trans    an apairs_op_e value
  *  @param[in] alpha, beta  finite numbers of the dtype; beta = 0 never reads y
- *  Accuracy: GEMV_ACCURACY */
+ *  Accuracy, with k the length of x and t_i = |alpha| sum_l |op(A)_il x_l| + |beta y_i|:
+ *  f32 sums in double and rounds once, |error| <= u |y_i| + (k + 2) 2^-53 t_i; f64
+ *  |error| <= (k + 2) u t_i, gemm's bound. alpha and beta are rounded to the dtype once. */
 APAIRS_API apairs_status_t apairs_plan_create_gemv_batched(apairs_plan_t *plan, apairs_context_t ctx, int32_t dtype,
                                                            int32_t layout, int32_t order, int32_t trans, int64_t m,
                                                            int64_t n, double alpha, double beta, int64_t lda,

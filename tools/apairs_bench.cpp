@@ -1,13 +1,14 @@
 // apairs_bench: times apairs_plan_execute on the cases of the 'pairwise' suite of
-// shared/bench/peers.py, and apairs_plan_execute_gemm on the batched gemm rows of its
-// 'batched' suite (--suite), and prints its rows in the same format, so that the two
-// outputs can be read side by side.
+// shared/bench/peers.py, and the batched plans (gemm, gemv, potrf, potrs, getrf, dot,
+// and the AoS -> SoA transpose) on the rows of its 'batched' suite (--suite), and
+// prints its rows in the same format, shapes and rates, so that the two outputs can be
+// read side by side.
 //
-// CUDA backend: A, B and D are device memory (cudaMalloc, filled once from a host
-// buffer of uniform random values), so execute queues the kernel and returns; it is
-// timed with CUDA events around each call on the plan's stream, after warm-up, and the
-// median of the repeats is reported. Host backend: host memory, steady clock, and small
-// sizes (a smoke test).
+// CUDA backend: every array is device memory (cudaMalloc, filled once from a host
+// buffer of random values), so execute queues the kernel and returns; it is timed with
+// CUDA events around each call on the plan's stream, after warm-up, and the median of
+// the repeats is reported. Host backend: host memory, steady clock, and small sizes (a
+// smoke test; --host-batch for the batched suite's host target).
 //
 // Built with the CUDA part when meson defines APAIRS_BENCH_CUDA=1 (have_cuda and
 // cuda_runtime.h found); without it, only the host backend is available.
@@ -29,6 +30,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #ifndef APAIRS_BENCH_CUDA
@@ -46,8 +49,8 @@ namespace {
 const char *kUsage = R"(usage: apairs_bench [options]
 
 Times libapairs on the cases of the 'pairwise' suite of shared/bench/peers.py (and,
-with --suite batched or all, on the batched gemm rows of its 'batched' suite) and
-prints one line per case in peers.py's format:
+with --suite batched or all, on the rows of its 'batched' suite) and prints one line
+per case in peers.py's format:
     name  shape  median-ms ms  rate T pair-dims/s      (rate = n1*n2*d / time)
 followed by a line starting with '#': the plan's describe() line, the plan time and a
 spot check of 16 entries of D against a long-double reference (the error as a fraction
@@ -69,16 +72,33 @@ CUDA timing: A, B, D in device memory filled once with uniform random values in
 apairs_plan_execute, median of the repeats (5; 3 for hamming), like peers.py.
 Host timing: steady clock around each call, same repeats.
 
-Batched suite (--suite batched): gemm C_e = A_e B_e (alpha = 1, beta = 0) for float64
-then float32, n = 2, 4, 8, 16, 32, 64, 128 (m = n = k), B = max(1, 2^30 / (n*n*es) / 4)
-elements (es: element size; 2^28 with --quick), AoS row-major (ld = n, stride = n*n) and
-SoA (ld = n, batch stride = B rounded up to 32); rows named 'apairs gemm AoS float64',
-shaped 'n=4 B=16777216', rate in GB/s counting 3*B*n*n*es bytes, as peers.py's
-'gemm (bmm, cuBLAS)' rows. The '#' line holds the spot check (C entries of a few
-elements against a long-double reference, as a fraction of apairs.h's bound
-(k + 2) u sum |a b|), the fraction of the bandwidth bound reached (those bytes at the
-copy bandwidth) and the plan's describe() line. Timing: device arrays, one warm-up call,
-CUDA events, median of 5. Host backend: a smoke test, n = 8 and B = 10^4.
+Batched suite (--suite batched): the rows of peers.py's 'batched' suite, same shapes
+(printed 'n=8 B=4194304' as peers.py does) and the same byte counts, so that the GB/s
+and ms ratios are direct; float64 then float32; each in AoS row-major (ld = n, stride =
+the element's extent) and SoA (batch stride = B rounded up to 32), named e.g.
+'apairs potrf SoA float64'. For n = 2, 4, 8, 16, 32, 64, 128 and
+B = max(1, 2^30 / (n*n*es) / 4) elements (es: element size; 2^28 with --quick):
+  apairs gemm          C = A B (alpha 1, beta 0)     3 B n^2 es     gemm (bmm, cuBLAS)
+  apairs gemv          y = A x (op N, beta 0)        B (n^2+2n) es  gemv (bmm)
+  apairs potrf         A = L L^T, lower, in place    2 B n^2 es     potrf (cholesky_ex)
+  apairs potrs nrhs=1  x = A^-1 b from potrf's L     B (n^2+2n) es  potrs (cholesky_solve)
+  apairs getrf         A = P L U, in place           2 B n^2 es     getrf (lu_factor_ex)
+then dot (out_e = x_e . y_e; n = 16, 32, 64, 160, 512, 4096; B = 2^30 / (n*es) / 2;
+(2n+1) B es bytes; peer 'dot (vecdot)'), then 'apairs transpose AoS->SoA' (no peer) of
+the n*n entries of each element for n = 4 and 16 (B as gemm's; 2 B n^2 es bytes).
+Inputs: uniform in [0, 1) as torch.rand; potrf and potrs: symmetric, off-diagonal
+uniform in [-1, 1), diagonal n + 1 (positive definite by Gershgorin); potrs solves from
+the factor our potrf plan made once before timing; getrf: uniform in [-1, 1) (pivoting
+happens). What a call overwrites (potrf's and getrf's A, potrs's b) is restored from a
+pristine copy before every call, outside the timed region (a device-to-device copy).
+The '#' line: the check of six whole elements against a long-double reference (gemm,
+gemv, dot: apairs.h's bounds; potrf: |A - L L^T| <= gamma_{n+1} |L| |L^T|; potrs: the
+residual |b - A x| <= gamma_{3n+1} |L| |L^T| |x|; getrf: |P^T A - L U| <= gamma_n |L| |U|
+and |l_ij| <= 1 (each pivot the largest of its column); transpose: exact), the worst
+error as a fraction of the bound (failing above 2), info = 0 for every element, the
+bandwidth bound (those bytes at the copy bandwidth) and the fraction of it reached,
+and the plan's describe() line. Timing: device arrays, one warm-up call, CUDA events,
+median of 5. Host backend: n = 8 (dot 16, transpose 4), B = 10^4 or --host-batch.
 
 Options:
   --suite S        pairwise (default) | batched | all
@@ -89,6 +109,10 @@ Options:
   --backend B      cuda | host (default: cuda when a CUDA device is visible, else host)
   --device N       CUDA device ordinal (default 0)
   --quick          smaller CUDA cases (as peers.py --quick)
+  --host-batch N   the batched suite's element count on the host backend (default
+                   10000); the host target (gemm and potrf float64, n = 8, 10^6
+                   elements): --backend host --suite batched --host-batch 1000000
+                   --only 'gemm AoS float64' --only 'potrf AoS float64'
   --only S         run only the cases whose name or shape contains S (e.g. 'float64',
                    'hamming', 'd=128'); may be given several times (any match)
   --reps N         repeats per case instead of the defaults
@@ -397,6 +421,47 @@ struct PlanHolder {
     ~PlanHolder() { apairs_plan_destroy(p); }
 };
 
+// Calls `call` warm + reps times and returns the milliseconds of the last reps calls,
+// calling `before` ahead of each, outside the timed region (batched: restoring what the
+// call overwrites). CUDA: events on the legacy default stream (NULL), the stream of the
+// context's plans, which also orders `before`'s copies ahead of the call; host: steady
+// clock.
+template <class Call, class Before>
+std::vector<double> time_calls(bool cuda, int warm, int reps, Call &&call, Before &&before) {
+    std::vector<double> ts;
+#if APAIRS_BENCH_CUDA
+    std::unique_ptr<Events> ev;
+    if (cuda) {
+        ev = std::make_unique<Events>();
+        CU(cudaDeviceSynchronize());
+    }
+#endif
+    for (int r = -warm; r < reps; ++r) {
+        before();
+        double ms = 0;
+        if (!cuda) {
+            const auto t0 = std::chrono::steady_clock::now();
+            call();
+            ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        } else {
+#if APAIRS_BENCH_CUDA
+            CU(cudaEventRecord(ev->start, nullptr));
+            call();
+            CU(cudaEventRecord(ev->stop, nullptr));
+            CU(cudaEventSynchronize(ev->stop));
+            float f = 0;
+            CU(cudaEventElapsedTime(&f, ev->start, ev->stop));
+            ms = f;
+#endif
+        }
+        if (r >= 0) ts.push_back(ms);
+    }
+#if APAIRS_BENCH_CUDA
+    if (cuda) CU(cudaDeviceSynchronize());
+#endif
+    return ts;
+}
+
 Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
     Row row{c.name, c.shape(), 0, 0, "", ""};
     // Host: 3 repeats after 1 warm-up, or with --quick a single call, no warm-up.
@@ -429,12 +494,8 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
         }
         fill(c.dtype, kSeedA, A->get(), uint64_t(c.n1 * c.d));
         fill(c.dtype, kSeedB, B->get(), uint64_t(c.n2 * c.d));
-        for (int w = 0; w < warm; ++w) API(apairs_plan_execute, plan.p, A->get(), B->get(), D->get());
-        for (int r = 0; r < reps; ++r) {
-            const auto t0 = std::chrono::steady_clock::now();
-            API(apairs_plan_execute, plan.p, A->get(), B->get(), D->get());
-            ts.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        }
+        ts = time_calls(false, warm, reps, [&] { API(apairs_plan_execute, plan.p, A->get(), B->get(), D->get()); },
+                        [] {});
         for (auto [i, j] : samples) got.push_back(read_entry(c.dtype, D->get(), i * c.n2 + j));
     } else {
 #if APAIRS_BENCH_CUDA
@@ -454,22 +515,7 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
         }
         // NaN bytes: an entry the kernel fails to write fails the spot check.
         CU(cudaMemset(dD.p, 0xff, d_bytes));
-        CU(cudaDeviceSynchronize());
-        Events ev;
-        // The plan uses the context's stream: the legacy default stream (NULL), on which
-        // the events are recorded too.
-        for (int w = 0; w < warm; ++w) API(apairs_plan_execute, plan.p, dA.p, dB.p, dD.p);
-        CU(cudaDeviceSynchronize());
-        for (int r = 0; r < reps; ++r) {
-            CU(cudaEventRecord(ev.start, nullptr));
-            API(apairs_plan_execute, plan.p, dA.p, dB.p, dD.p);
-            CU(cudaEventRecord(ev.stop, nullptr));
-            CU(cudaEventSynchronize(ev.stop));
-            float ms = 0;
-            CU(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-            ts.push_back(ms);
-        }
-        CU(cudaDeviceSynchronize());
+        ts = time_calls(true, warm, reps, [&] { API(apairs_plan_execute, plan.p, dA.p, dB.p, dD.p); }, [] {});
         for (auto [i, j] : samples) {
             unsigned char buf[8];
             const std::size_t es = out_size(c.dtype);
@@ -499,80 +545,519 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
 }
 
 // ---------------------------------------------------------------------------------
-// The batched suite: gemm
+// The batched suite: the rows of peers.py's 'batched' suite (gemm, gemv, potrf, potrs
+// nrhs=1, getrf, dot), same shapes and byte formulas, each in AoS and SoA, and the
+// AoS -> SoA transpose (no peer). One case type, one runner: an operation is its
+// operands, its plan, its execute call and its check.
 
-struct GemmCase {
-    std::string name;  // "apairs gemm AoS float64"
+enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Dot, Transpose };
+
+struct BatchCase {
+    BOp op;
+    std::string name;  // "apairs potrf AoS float64"
     int32_t dtype;
     bool soa;
     int64_t n, batch;
-    int reps, warm;
-    std::string shape() const { return fmt::format("n={} B={}", n, batch); }
+    std::string shape() const { return fmt::format("n={} B={}", n, batch); }  // as peers.py
     int64_t es() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
-    // SoA: the batch stride, the count rounded up to 32 (apairs.h's recommendation).
-    int64_t stride() const { return soa ? (batch + 31) / 32 * 32 : n * n; }
-    int64_t count() const { return soa ? n * n * stride() : batch * n * n; }  // array elements
-    int64_t index(int64_t i, int64_t j, int64_t e) const {
-        return soa ? (i * n + j) * stride() + e : e * n * n + i * n + j;
+    // A SoA batch stride: the count rounded up to 32 (apairs.h's recommendation).
+    int64_t soa_stride() const { return (batch + 31) / 32 * 32; }
+    // The bytes peers.py counts for its row of the same shape (transpose: read + write).
+    double bytes() const {
+        const double b = double(batch), nn = double(n), e = double(es());
+        switch (op) {
+        case BOp::Gemm: return 3 * b * nn * nn * e;
+        case BOp::Gemv:
+        case BOp::Potrs: return b * (nn * nn + 2 * nn) * e;
+        case BOp::Potrf:
+        case BOp::Getrf:
+        case BOp::Transpose: return 2 * b * nn * nn * e;
+        case BOp::Dot: return (2 * nn + 1) * b * e;
+        }
+        return 0;
     }
-    double bytes() const { return 3.0 * double(batch) * double(n * n) * double(es()); }  // as peers.py
 };
 
-std::vector<GemmCase> make_gemm_cases(bool quick, bool host) {
-    std::vector<GemmCase> cs;
+// Per dtype (float64 first, as peers.py): for each n the square-matrix operations in
+// peers.py's order, then dot's n, then the transposes. Host: n = 8 (dot 16, transpose 4)
+// and `host_batch` elements.
+std::vector<BatchCase> make_batch_cases(bool quick, bool host, int64_t host_batch) {
+    std::vector<BatchCase> cs;
     const int64_t budget = int64_t(1) << (quick ? 28 : 30);
+    // Each in AoS and SoA; the transpose (AoS -> SoA) once, its name saying so.
+    auto add = [&](BOp op, const char *what, int32_t dt, int64_t n, int64_t b) {
+        for (bool soa : {false, true}) {
+            if (op == BOp::Transpose && soa) break;
+            const char *layout = op == BOp::Transpose ? "" : soa ? " SoA" : " AoS";
+            cs.push_back(BatchCase{op, fmt::format("apairs {}{} {}", what, layout, dtype_name(dt)), dt, soa, n,
+                                   host ? host_batch : b});
+        }
+    };
     for (int32_t dt : {APAIRS_DTYPE_F64, APAIRS_DTYPE_F32}) {
         const int64_t es = dt == APAIRS_DTYPE_F64 ? 8 : 4;
-        std::vector<int64_t> ns = {2, 4, 8, 16, 32, 64, 128};
-        if (host) ns = {8};
-        for (int64_t n : ns) {
-            const int64_t b = host ? 10000 : std::max<int64_t>(1, budget / (n * n * es) / 4);
-            for (bool soa : {false, true})
-                cs.push_back(GemmCase{fmt::format("apairs gemm {} {}", soa ? "SoA" : "AoS", dtype_name(dt)), dt, soa,
-                                      n, b, 5, 1});
+        auto mat_batch = [&](int64_t n) { return std::max<int64_t>(1, budget / (n * n * es) / 4); };
+        for (int64_t n : host ? std::vector<int64_t>{8} : std::vector<int64_t>{2, 4, 8, 16, 32, 64, 128}) {
+            add(BOp::Gemm, "gemm", dt, n, mat_batch(n));
+            add(BOp::Gemv, "gemv", dt, n, mat_batch(n));
+            add(BOp::Potrf, "potrf", dt, n, mat_batch(n));
+            add(BOp::Potrs, "potrs nrhs=1", dt, n, mat_batch(n));
+            add(BOp::Getrf, "getrf", dt, n, mat_batch(n));
         }
+        for (int64_t n : host ? std::vector<int64_t>{16} : std::vector<int64_t>{16, 32, 64, 160, 512, 4096})
+            add(BOp::Dot, "dot", dt, n, std::max<int64_t>(1, budget / (n * es) / 2));
+        for (int64_t n : host ? std::vector<int64_t>{4} : std::vector<int64_t>{4, 16})
+            add(BOp::Transpose, "transpose AoS->SoA", dt, n, mat_batch(n));
     }
     return cs;
 }
 
-constexpr uint64_t kSeedGemmA = 11, kSeedGemmB = 12;
+// An operand's contents before the call: uniform in [0, 1) (as peers.py's torch.rand),
+// uniform in [-1, 1) (getrf: pivoting happens), symmetric positive definite (off the
+// diagonal uniform in [-1, 1), n + 1 on it: diagonally dominant, so SPD by Gershgorin),
+// or an output (NaN bytes: an entry the call fails to write fails the check).
+enum class Gen { Output, Uniform, Signed, Spd };
+constexpr int32_t kInt32 = 0;  // the dtype of info and ipiv (int32_t; not an apairs dtype)
 
-// The elements and entries the spot check compares.
-std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> gemm_samples(const GemmCase &c) {
-    std::vector<int64_t> elems = {0, c.batch - 1};
-    for (uint64_t k = 0; elems.size() < 6; ++k) elems.push_back(int64_t(draw(98, k) % uint64_t(c.batch)));
-    std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> s;
-    uint64_t k = 0;
-    for (int64_t e : elems) {
-        s.push_back({e, {0, 0}});
-        s.push_back({e, {c.n - 1, c.n - 1}});
-        for (int t = 0; t < 4; ++t, ++k)
-            s.push_back({e, {int64_t(draw(97, 2 * k) % uint64_t(c.n)), int64_t(draw(97, 2 * k + 1) % uint64_t(c.n))}});
+struct Operand {
+    int32_t dtype;
+    int64_t entries;  // values per element
+    bool soa;
+    int64_t stride;  // the AoS element stride or the SoA batch stride
+    int64_t batch;
+    Gen gen = Gen::Output;
+    uint64_t seed = 0;
+    int64_t n = 0;          // Spd: the matrix order
+    bool in_place = false;  // the call overwrites it: restored before each call, untimed
+    bool info = false;      // LAPACK's info: must be 0 for every element
+    std::size_t esize() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
+    int64_t count() const { return soa ? entries * stride : batch * stride; }
+    std::size_t bytes() const { return std::size_t(count()) * esize(); }
+    int64_t index(int64_t e, int64_t i) const { return soa ? i * stride + e : e * stride + i; }
+    // Entry i of element e before the call, exact in the dtype; it depends on (e, i) only,
+    // so AoS and SoA hold the same problems, and the check regenerates what it needs.
+    long double initial(int64_t e, int64_t i) const {
+        switch (gen) {
+        case Gen::Output: break;
+        case Gen::Uniform: return value(dtype, seed, uint64_t(e * entries + i));
+        case Gen::Signed: return 2 * value(dtype, seed, uint64_t(e * entries + i)) - 1;
+        case Gen::Spd: {
+            const int64_t r = i / n, c = i % n;
+            if (r == c) return static_cast<long double>(n + 1);
+            return 2 * value(dtype, seed, uint64_t(e * n * n + std::min(r, c) * n + std::max(r, c))) - 1;
+        }
+        }
+        return std::numeric_limits<long double>::quiet_NaN();
     }
-    return s;
+};
+
+void store(int32_t t, void *buf, int64_t k, long double v) {
+    switch (t) {
+    case APAIRS_DTYPE_F32: static_cast<float *>(buf)[k] = static_cast<float>(v); break;
+    case APAIRS_DTYPE_F64: static_cast<double *>(buf)[k] = static_cast<double>(v); break;
+    default: static_cast<int32_t *>(buf)[k] = static_cast<int32_t>(v); break;
+    }
 }
 
-// C_e(i, j) against a long-double reference; apairs.h's bound (k + 2) u sum |a b|
-// (alpha = 1, beta = 0); fails above twice the bound, as the pairwise check.
-void check_gemm_entry(const GemmCase &c, int64_t e, int64_t i, int64_t j, double got, Check &ck) {
-    long double ref = 0, absum = 0;
-    for (int64_t l = 0; l < c.n; ++l) {
-        const long double a = value(c.dtype, kSeedGemmA, uint64_t(c.index(i, l, e)));
-        const long double b = value(c.dtype, kSeedGemmB, uint64_t(c.index(l, j, e)));
-        ref += a * b;
-        absum += std::fabs(a * b);
+// f(lo, hi) over [0, count) in a few threads: filling a 1 GiB operand serially would
+// cost as much as timing it.
+template <class F>
+void parallel_for(int64_t count, F &&f) {
+    const int64_t t = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, 32);
+    if (t == 1 || count < 1024) return f(int64_t(0), count);
+    const int64_t per = (count + t - 1) / t;
+    std::vector<std::thread> ths;
+    for (int64_t lo = 0; lo < count; lo += per)
+        ths.emplace_back([&f, lo, hi = std::min(count, lo + per)] { f(lo, hi); });
+    for (std::thread &th : ths) th.join();
+}
+
+void fill_operand(const Operand &o, void *buf) {
+    if (o.gen == Gen::Output) {
+        std::memset(buf, 0xff, o.bytes());
+        return;
     }
-    const long double u = c.dtype == APAIRS_DTYPE_F64 ? 0x1p-53L : 0x1p-24L;
-    const long double bound = (c.n + 2) * u * absum + 1e-30L;
-    const long double err = std::fabs(static_cast<long double>(got) - ref);
-    const double frac = std::isnan(got) ? std::numeric_limits<double>::infinity() : static_cast<double>(err / bound);
+    std::memset(buf, 0, o.bytes());  // padding
+    // Walk memory in order: elements outer in AoS, entries outer in SoA.
+    const int64_t outer = o.soa ? o.entries : o.batch, inner = o.soa ? o.batch : o.entries;
+    parallel_for(outer, [&](int64_t lo, int64_t hi) {
+        for (int64_t a = lo; a < hi; ++a)
+            for (int64_t b = 0; b < inner; ++b) {
+                const int64_t e = o.soa ? b : a, i = o.soa ? a : b;
+                store(o.dtype, buf, o.index(e, i), o.initial(e, i));
+            }
+    });
+}
+
+std::unique_ptr<HostBuf> host_buffer(std::size_t bytes) {
+    try {
+        return std::make_unique<HostBuf>(bytes);
+    } catch (const std::bad_alloc &) {
+        throw Skip(fmt::format("cannot allocate {:.1f} MiB of host memory", double(bytes) / 1048576.0));
+    }
+}
+
+// A case's operands in the backend's memory (host buffers, or device buffers filled once
+// through a host staging buffer), with pristine copies of those the call overwrites.
+class Arrays {
+public:
+    Arrays(std::vector<Operand> ops, bool cuda) : ops_(std::move(ops)), cuda_(cuda) {
+        std::size_t most = 0;
+        for (const Operand &o : ops_) most = std::max(most, o.bytes());
+        if (!cuda_) {
+            for (const Operand &o : ops_) {
+                host_.push_back(host_buffer(o.bytes()));
+                fill_operand(o, host_.back()->get());
+                host_pristine_.push_back(o.in_place ? host_buffer(o.bytes()) : nullptr);
+                if (o.in_place) std::memcpy(host_pristine_.back()->get(), host_.back()->get(), o.bytes());
+            }
+            return;
+        }
+#if APAIRS_BENCH_CUDA
+        const std::unique_ptr<HostBuf> staging = host_buffer(most);
+        for (const Operand &o : ops_) {
+            dev_.push_back(std::make_unique<DevBuf>(o.bytes()));
+            dev_pristine_.push_back(o.in_place ? std::make_unique<DevBuf>(o.bytes()) : nullptr);
+            fill_operand(o, staging->get());
+            CU(cudaMemcpy(dev_.back()->p, staging->get(), o.bytes(), cudaMemcpyHostToDevice));
+            if (o.in_place) CU(cudaMemcpy(dev_pristine_.back()->p, staging->get(), o.bytes(), cudaMemcpyHostToDevice));
+        }
+        if (std::any_of(ops_.begin(), ops_.end(), [](const Operand &o) { return o.in_place; })) {
+            int device = 0, l2 = 0;
+            CU(cudaGetDevice(&device));
+            CU(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+            flush_ = std::make_unique<DevBuf>(std::max<std::size_t>(2 * std::size_t(l2), std::size_t(1) << 20));
+        }
+        CU(cudaDeviceSynchronize());
+#else
+        die("this apairs_bench was built without CUDA");
+#endif
+    }
+    const std::vector<Operand> &operands() const { return ops_; }
+    void *ptr(std::size_t k) const {
+#if APAIRS_BENCH_CUDA
+        if (cuda_) return dev_[k]->p;
+#endif
+        return host_[k]->get();
+    }
+    template <class T>
+    T *as(std::size_t k) const {
+        return static_cast<T *>(ptr(k));
+    }
+    // The overwritten operands back to their contents before the calls: a host memcpy,
+    // or a device-to-device copy queued on the plans' stream (the legacy default stream)
+    // ahead of the timed call and outside its events, then a memset of twice the L2
+    // cache, so that the call does not find the copy's last lines there (peers.py's
+    // calls read inputs that no copy just wrote).
+    void restore() const {
+        for (std::size_t k = 0; k < ops_.size(); ++k) {
+            if (!ops_[k].in_place) continue;
+#if APAIRS_BENCH_CUDA
+            if (cuda_) {
+                CU(cudaMemcpyAsync(dev_[k]->p, dev_pristine_[k]->p, ops_[k].bytes(), cudaMemcpyDeviceToDevice,
+                                   nullptr));
+                continue;
+            }
+#endif
+            std::memcpy(host_[k]->get(), host_pristine_[k]->get(), ops_[k].bytes());
+        }
+#if APAIRS_BENCH_CUDA
+        if (flush_) CU(cudaMemsetAsync(flush_->p, 0, flush_->bytes, nullptr));
+#endif
+    }
+    // Element e of operand k as it is now (after the calls), read back.
+    std::vector<long double> element(std::size_t k, int64_t e) const {
+        const Operand &o = ops_[k];
+        std::vector<long double> v(std::size_t(o.entries));
+        if (!cuda_) {
+            for (int64_t i = 0; i < o.entries; ++i)
+                v[std::size_t(i)] = read_entry(o.dtype, host_[k]->get(), o.index(e, i));
+            return v;
+        }
+#if APAIRS_BENCH_CUDA
+        // One strided copy gathers the element's entries in either layout.
+        const std::size_t es = o.esize();
+        std::vector<unsigned char> buf(std::size_t(o.entries) * es);
+        CU(cudaMemcpy2D(buf.data(), es,
+                        static_cast<const unsigned char *>(dev_[k]->p) + std::size_t(o.index(e, 0)) * es,
+                        o.soa ? std::size_t(o.stride) * es : es, es, std::size_t(o.entries), cudaMemcpyDeviceToHost));
+        for (int64_t i = 0; i < o.entries; ++i) v[std::size_t(i)] = read_entry(o.dtype, buf.data(), i);
+#endif
+        return v;
+    }
+    // Element e of operand k as it was before the calls (regenerated).
+    std::vector<long double> initial(std::size_t k, int64_t e) const {
+        std::vector<long double> v(std::size_t(ops_[k].entries));
+        for (int64_t i = 0; i < ops_[k].entries; ++i) v[std::size_t(i)] = ops_[k].initial(e, i);
+        return v;
+    }
+    // The elements whose int32 operand k (info) is nonzero: their count and the first.
+    std::pair<int64_t, int64_t> nonzero(std::size_t k) const {
+        const Operand &o = ops_[k];
+        const int32_t *p = as<const int32_t>(k);
+        std::vector<int32_t> copy;
+#if APAIRS_BENCH_CUDA
+        if (cuda_) {
+            copy.resize(std::size_t(o.count()));
+            CU(cudaMemcpy(copy.data(), dev_[k]->p, o.bytes(), cudaMemcpyDeviceToHost));
+            p = copy.data();
+        }
+#endif
+        std::pair<int64_t, int64_t> r{0, -1};
+        for (int64_t e = 0; e < o.batch; ++e)
+            if (p[o.index(e, 0)] != 0 && r.first++ == 0) r.second = e;
+        return r;
+    }
+
+private:
+    std::vector<Operand> ops_;
+    bool cuda_;
+    std::vector<std::unique_ptr<HostBuf>> host_, host_pristine_;
+#if APAIRS_BENCH_CUDA
+    std::vector<std::unique_ptr<DevBuf>> dev_, dev_pristine_;
+    std::unique_ptr<DevBuf> flush_;  // evicts the restored operands from L2
+#endif
+};
+
+// The operands of each operation, in its execute function's order. Matrices n x n
+// row-major (ld = n), vectors n x 1 (apairs.h's vector convention); AoS strides are the
+// extents, SoA strides the batch rounded up to 32 (ipiv: the batch, as apairs.h fixes).
+std::vector<Operand> operands(const BatchCase &c) {
+    const int64_t n = c.n, b = c.batch, s = c.soa_stride();
+    auto mat = [&](Gen g, uint64_t seed, bool in_place = false) {
+        return Operand{c.dtype, n * n, c.soa, c.soa ? s : n * n, b, g, seed, n, in_place};
+    };
+    auto vec = [&](Gen g, uint64_t seed, bool in_place = false) {
+        return Operand{c.dtype, n, c.soa, c.soa ? s : n, b, g, seed, n, in_place};
+    };
+    const Operand info{kInt32, 1, false, 1, b, Gen::Output, 0, 0, false, true};
+    switch (c.op) {
+    case BOp::Gemm: return {mat(Gen::Uniform, 11), mat(Gen::Uniform, 12), mat(Gen::Output, 0)};
+    case BOp::Gemv: return {mat(Gen::Uniform, 21), vec(Gen::Uniform, 22), vec(Gen::Output, 0)};
+    case BOp::Potrf: return {mat(Gen::Spd, 31, true), info};
+    case BOp::Potrs: return {mat(Gen::Spd, 31), vec(Gen::Uniform, 32, true), info};  // A: factored once
+    case BOp::Getrf: return {mat(Gen::Signed, 41, true), Operand{kInt32, n, c.soa, c.soa ? b : n, b}, info};
+    case BOp::Dot: return {vec(Gen::Uniform, 51), vec(Gen::Uniform, 52), Operand{c.dtype, 1, false, 1, b}};
+    case BOp::Transpose:
+        return {Operand{c.dtype, n * n, false, n * n, b, Gen::Uniform, 61}, Operand{c.dtype, n * n, true, s, b}};
+    }
+    return {};
+}
+
+void create_plan(const BatchCase &c, const std::vector<Operand> &o, apairs_context_t ctx, apairs_plan_t *p) {
+    const int32_t lay = c.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS, ord = APAIRS_ORDER_ROW_MAJOR;
+    const int64_t n = c.n, b = c.batch;
+    switch (c.op) {
+    case BOp::Gemm:
+        API(apairs_plan_create_gemm_batched, p, ctx, c.dtype, lay, ord, APAIRS_OP_N, APAIRS_OP_N, n, n, n, 1.0, 0.0, n,
+            o[0].stride, n, o[1].stride, n, o[2].stride, b);
+        break;
+    case BOp::Gemv:
+        API(apairs_plan_create_gemv_batched, p, ctx, c.dtype, lay, ord, APAIRS_OP_N, n, n, 1.0, 0.0, n, o[0].stride,
+            o[1].stride, o[2].stride, b);
+        break;
+    case BOp::Potrf:
+        API(apairs_plan_create_potrf_batched, p, ctx, c.dtype, lay, ord, APAIRS_UPLO_LOWER, n, n, o[0].stride, b);
+        break;
+    case BOp::Potrs:
+        API(apairs_plan_create_potrs_batched, p, ctx, c.dtype, lay, ord, APAIRS_UPLO_LOWER, n, 1, n, o[0].stride, 1,
+            o[1].stride, b);
+        break;
+    case BOp::Getrf: API(apairs_plan_create_getrf_batched, p, ctx, c.dtype, lay, ord, n, n, o[0].stride, b); break;
+    case BOp::Dot: API(apairs_plan_create_dot_batched, p, ctx, c.dtype, lay, n, o[0].stride, o[1].stride, b); break;
+    case BOp::Transpose:
+        API(apairs_plan_create_transpose_batched, p, ctx, c.dtype, APAIRS_LAYOUT_SOA, n * n, o[0].stride, o[1].stride,
+            b);
+        break;
+    }
+}
+
+void execute(const BatchCase &c, apairs_plan_t p, const Arrays &x) {
+    switch (c.op) {
+    case BOp::Gemm: API(apairs_plan_execute_gemm, p, x.ptr(0), x.ptr(1), x.ptr(2)); break;
+    case BOp::Gemv: API(apairs_plan_execute_gemv, p, x.ptr(0), x.ptr(1), x.ptr(2)); break;
+    case BOp::Potrf: API(apairs_plan_execute_potrf, p, x.ptr(0), x.as<int32_t>(1)); break;
+    case BOp::Potrs: API(apairs_plan_execute_potrs, p, x.ptr(0), x.ptr(1)); break;
+    case BOp::Getrf: API(apairs_plan_execute_getrf, p, x.ptr(0), x.as<int32_t>(1), x.as<int32_t>(2)); break;
+    case BOp::Dot: API(apairs_plan_execute_dot, p, x.ptr(0), x.ptr(1), x.ptr(2)); break;
+    case BOp::Transpose: API(apairs_plan_execute_transpose, p, x.ptr(0), x.ptr(1)); break;
+    }
+}
+
+// potrs solves from a factor: potrf's output, made once with our potrf plan (writing
+// the case's info operand) before anything is timed.
+void prepare(const BatchCase &c, apairs_context_t ctx, const Arrays &x) {
+    if (c.op != BOp::Potrs) return;
+    BatchCase f = c;
+    f.op = BOp::Potrf;
+    PlanHolder plan;
+    create_plan(f, operands(f), ctx, &plan.p);
+    API(apairs_plan_execute_potrf, plan.p, x.ptr(0), x.as<int32_t>(2));
+}
+
+// The check: |got - ref| as a fraction of `bound`; fails above 2 (room for the
+// reference's own rounding), as the other checks.
+template <class Where>
+void judge(Check &ck, long double got, long double ref, long double bound, Where &&where) {
+    const long double err = std::fabs(got - ref);
+    const double frac = std::isnan(got) ? std::numeric_limits<double>::infinity()
+                        : err == 0      ? 0.0
+                                        : static_cast<double>(err / bound);
     ++ck.checked;
     ck.worst = std::max(ck.worst, frac);
     if (!(frac <= 2.0)) {
         if (!ck.failed)
-            ck.first_failure = fmt::format("C[{}]({}, {}) = {:.17g}, reference {:.17g}", e, i, j, got, double(ref));
+            ck.first_failure = fmt::format("{} = {:.17g}, reference {:.17g}", where(), double(got), double(ref));
         ck.failed = true;
     }
+}
+
+void fail(Check &ck, const std::string &what) {
+    if (!ck.failed) ck.first_failure = what;
+    ck.failed = true;
+}
+
+// What each check holds the result to (apairs.h's bounds, as tests/batched reads them).
+const char *bound_text(BOp op) {
+    switch (op) {
+    case BOp::Gemm: return "apairs.h's bound (k + 2) u sum |a b|";
+    case BOp::Gemv: return "the gemv bound (n + 2) 2^-53 sum |a x| (+ u |y| in float32)";
+    case BOp::Dot: return "the dot bound (n + 1) 2^-53 sum |x y| (+ u |r| in float32)";
+    case BOp::Potrf: return "|A - L L^T| <= gamma_{n+1} |L| |L^T|";
+    case BOp::Potrs: return "the residual |b - A x| <= gamma_{3n+1} |L| |L^T| |x|";
+    case BOp::Getrf: return "|P^T A - L U| <= gamma_n |L| |U|, pivots largest in their columns";
+    case BOp::Transpose: return "bit-for-bit copies";
+    }
+    return "";
+}
+
+// Element e: `now` holds each operand as the calls left it, `was` as it was before.
+void check_element(const BatchCase &c, int64_t e, const std::vector<std::vector<long double>> &now,
+                   const std::vector<std::vector<long double>> &was, Check &ck) {
+    const int64_t n = c.n;
+    const long double u = c.dtype == APAIRS_DTYPE_F64 ? 0x1p-53L : 0x1p-24L, d53 = 0x1p-53L;
+    const long double u_out = c.dtype == APAIRS_DTYPE_F32 ? u : 0;  // f32 rounds a double sum once
+    auto gamma = [&](int64_t k) { return k * u / (1 - k * u); };
+    auto at = [n](const std::vector<long double> &m, int64_t i, int64_t j) { return m[std::size_t(i * n + j)]; };
+    switch (c.op) {
+    case BOp::Gemm:
+    case BOp::Gemv: {
+        const int64_t cols = c.op == BOp::Gemm ? n : 1;  // of B (gemm) or x (gemv)
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < cols; ++j) {
+                long double ref = 0, abs = 0;
+                for (int64_t l = 0; l < n; ++l) {
+                    const long double t = at(was[0], i, l) * was[1][std::size_t(l * cols + j)];
+                    ref += t;
+                    abs += std::fabs(t);
+                }
+                const long double bound =
+                    c.op == BOp::Gemm ? (n + 2) * u * abs : u_out * std::fabs(ref) + (n + 2) * d53 * abs;
+                judge(ck, now[2][std::size_t(i * cols + j)], ref, bound,
+                      [&] { return fmt::format("{}[{}]({}, {})", c.op == BOp::Gemm ? "C" : "y", e, i, j); });
+            }
+        break;
+    }
+    case BOp::Dot: {
+        long double ref = 0, abs = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            ref += was[0][std::size_t(i)] * was[1][std::size_t(i)];
+            abs += std::fabs(was[0][std::size_t(i)] * was[1][std::size_t(i)]);
+        }
+        judge(ck, now[2][0], ref, u_out * std::fabs(ref) + (n + 1) * d53 * abs,
+              [&] { return fmt::format("out[{}]", e); });
+        break;
+    }
+    case BOp::Transpose:
+        for (int64_t i = 0; i < n * n; ++i)
+            judge(ck, now[1][std::size_t(i)], was[0][std::size_t(i)], 0,
+                  [&] { return fmt::format("out[{}] of element {}", i, e); });
+        break;
+    case BOp::Potrf:
+    case BOp::Potrs: {
+        const std::vector<long double> &L = now[0];  // the lower triangle holds the factor
+        auto llt = [&](int64_t i, int64_t j, bool absolute) {  // (L L^T)(i, j) or (|L| |L^T|)(i, j)
+            long double s = 0;
+            for (int64_t k = 0; k <= std::min(i, j); ++k)
+                s += absolute ? std::fabs(at(L, i, k) * at(L, j, k)) : at(L, i, k) * at(L, j, k);
+            return s;
+        };
+        if (c.op == BOp::Potrf) {
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j <= i; ++j)
+                    judge(ck, llt(i, j, false), at(was[0], i, j), gamma(n + 1) * llt(i, j, true),
+                          [&] { return fmt::format("(L L^T)[{}]({}, {})", e, i, j); });
+            break;
+        }
+        // Higham, Thm 10.4: (A + dA) x = b, |dA| <= gamma_{3n+1} |L| |L^T|.
+        const std::vector<long double> &x = now[1], &b = was[1];
+        for (int64_t i = 0; i < n; ++i) {
+            long double ax = 0, bound = 0;
+            for (int64_t j = 0; j < n; ++j) {
+                ax += at(was[0], i, j) * x[std::size_t(j)];
+                bound += llt(i, j, true) * std::fabs(x[std::size_t(j)]);
+            }
+            judge(ck, ax, b[std::size_t(i)], gamma(3 * n + 1) * bound,
+                  [&] { return fmt::format("(A x)[{}]({})", e, i); });
+        }
+        break;
+    }
+    case BOp::Getrf: {
+        const std::vector<long double> &LU = now[0], &piv = now[1];
+        std::vector<long double> pa = was[0];  // P^T A: the interchanges applied in order
+        for (int64_t j = 0; j < n; ++j) {
+            const long double p = piv[std::size_t(j)];
+            if (!(p >= j + 1 && p <= n))
+                return fail(ck, fmt::format("ipiv[{}]({}) = {} is outside [{}, {}]", e, j, double(p), j + 1, n));
+            for (int64_t k = 0; k < n; ++k)
+                std::swap(pa[std::size_t(j * n + k)], pa[std::size_t((int64_t(p) - 1) * n + k)]);
+        }
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < i; ++j)  // each pivot a largest entry of its column: |l_ij| <= 1
+                if (!(std::fabs(at(LU, i, j)) <= 1))
+                    return fail(ck, fmt::format("|L[{}]({}, {})| = {:.17g} > 1: a pivot not its column's largest", e,
+                                                i, j, double(at(LU, i, j))));
+        // Higham, Thm 9.3: L U = P^T A + dA, |dA| <= gamma_n |L| |U|.
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+                long double s = 0, abs = 0;
+                for (int64_t k = 0; k <= std::min(i, j); ++k) {
+                    const long double t = (k == i ? 1 : at(LU, i, k)) * at(LU, k, j);
+                    s += t;
+                    abs += std::fabs(t);
+                }
+                judge(ck, s, pa[std::size_t(i * n + j)], gamma(n) * abs,
+                      [&] { return fmt::format("(L U)[{}]({}, {})", e, i, j); });
+            }
+        break;
+    }
+    }
+}
+
+// Six elements (the first, the last, four drawn) checked whole, and every element's info.
+std::string check_case(const BatchCase &c, const Arrays &x) {
+    Check ck;
+    bool has_info = false;
+    for (std::size_t k = 0; k < x.operands().size(); ++k) {
+        if (!x.operands()[k].info) continue;
+        has_info = true;
+        const auto [bad, first] = x.nonzero(k);
+        if (bad) fail(ck, fmt::format("info != 0 for {} of {} elements (the first: element {})", bad, c.batch, first));
+    }
+    std::vector<int64_t> elems = {0, c.batch - 1};
+    for (uint64_t k = 0; elems.size() < 6; ++k) elems.push_back(int64_t(draw(98, k) % uint64_t(c.batch)));
+    std::sort(elems.begin(), elems.end());
+    elems.erase(std::unique(elems.begin(), elems.end()), elems.end());
+    for (int64_t e : elems) {
+        std::vector<std::vector<long double>> now, was;
+        for (std::size_t k = 0; k < x.operands().size(); ++k) {
+            now.push_back(x.element(k, e));
+            was.push_back(x.initial(k, e));
+        }
+        check_element(c, e, now, was, ck);
+    }
+    if (ck.failed) return fmt::format("CHECK FAILED: {}", ck.first_failure);
+    return fmt::format("check: {} entries of {} elements ok{}, worst error {:.2g} of {}", ck.checked, elems.size(),
+                       has_info ? " (info 0 everywhere)" : "", ck.worst, bound_text(c.op));
 }
 
 #if APAIRS_BENCH_CUDA
@@ -584,19 +1069,9 @@ double measure_copy_gbs(std::size_t *bytes_out) {
         try {
             DevBuf src(bytes), dst(bytes);
             CU(cudaMemset(src.p, 0x3c, bytes));
-            Events ev;
-            CU(cudaMemcpy(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice));
-            CU(cudaDeviceSynchronize());
-            std::vector<double> ts;
-            for (int r = 0; r < 5; ++r) {
-                CU(cudaEventRecord(ev.start, nullptr));
-                CU(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, nullptr));
-                CU(cudaEventRecord(ev.stop, nullptr));
-                CU(cudaEventSynchronize(ev.stop));
-                float ms = 0;
-                CU(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-                ts.push_back(ms);
-            }
+            const std::vector<double> ts = time_calls(
+                true, 1, 5, [&] { CU(cudaMemcpyAsync(dst.p, src.p, bytes, cudaMemcpyDeviceToDevice, nullptr)); },
+                [] {});
             *bytes_out = bytes;
             return 2.0 * double(bytes) / median(ts) / 1e6;
         } catch (const Skip &) {
@@ -606,104 +1081,30 @@ double measure_copy_gbs(std::size_t *bytes_out) {
 }
 #endif
 
-Row run_gemm_case(const GemmCase &c, apairs_context_t ctx, const Settings &st, double copy_gbs) {
+// One warm-up call, then the median of 5 (host: 3, or 1 and no warm-up with --quick);
+// in-place operands restored before every call, outside the timed region.
+Row run_batch_case(const BatchCase &c, apairs_context_t ctx, const Settings &st, double copy_gbs) {
     Row row{c.name, c.shape(), 0, 0, "", "", "batched", "GB/s"};
-    int reps = st.cuda ? c.reps : st.quick ? 1 : 3;
-    const int warm = st.cuda ? c.warm : st.quick ? 0 : 1;
+    int reps = st.cuda ? 5 : st.quick ? 1 : 3;
+    const int warm = st.cuda ? 1 : st.quick ? 0 : 1;
     if (st.reps > 0) reps = st.reps;
 
     PlanHolder plan;
-    const int64_t n = c.n, ld = n, stride = c.stride();
     const auto tp = std::chrono::steady_clock::now();
-    API(apairs_plan_create_gemm_batched, &plan.p, ctx, c.dtype, c.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
-        APAIRS_ORDER_ROW_MAJOR, APAIRS_OP_N, APAIRS_OP_N, n, n, n, 1.0, 0.0, ld, stride, ld, stride, ld, stride,
-        c.batch);
+    create_plan(c, operands(c), ctx, &plan.p);
     const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
-    row.plan = describe(plan.p);
+    row.plan = fmt::format("plan {:.3f} ms; {}", plan_ms, describe(plan.p));
 
-    const std::size_t bytes = std::size_t(c.count()) * std::size_t(c.es());
-    std::vector<double> ts;
-    const auto samples = gemm_samples(c);
-    std::vector<double> got;
-
-    if (!st.cuda) {
-        std::unique_ptr<HostBuf> A, B, C;
-        try {
-            A = std::make_unique<HostBuf>(bytes);
-            B = std::make_unique<HostBuf>(bytes);
-            C = std::make_unique<HostBuf>(bytes);
-        } catch (const std::bad_alloc &) {
-            throw Skip(fmt::format("cannot allocate {:.1f} MiB of host memory", 3.0 * double(bytes) / 1048576.0));
-        }
-        fill(c.dtype, kSeedGemmA, A->get(), uint64_t(c.count()));
-        fill(c.dtype, kSeedGemmB, B->get(), uint64_t(c.count()));
-        std::memset(C->get(), 0xff, bytes);  // NaN: an entry never written fails the check
-        for (int w = 0; w < warm; ++w) API(apairs_plan_execute_gemm, plan.p, A->get(), B->get(), C->get());
-        for (int r = 0; r < reps; ++r) {
-            const auto t0 = std::chrono::steady_clock::now();
-            API(apairs_plan_execute_gemm, plan.p, A->get(), B->get(), C->get());
-            ts.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        }
-        for (const auto &[e, ij] : samples) got.push_back(read_entry(c.dtype, C->get(), c.index(ij.first, ij.second, e)));
-    } else {
-#if APAIRS_BENCH_CUDA
-        DevBuf dA(bytes), dB(bytes), dC(bytes);
-        {
-            std::unique_ptr<HostBuf> h;
-            try {
-                h = std::make_unique<HostBuf>(bytes);
-            } catch (const std::bad_alloc &) {
-                throw Skip(fmt::format("cannot allocate a {:.1f} MiB host staging buffer", double(bytes) / 1048576.0));
-            }
-            fill(c.dtype, kSeedGemmA, h->get(), uint64_t(c.count()));
-            CU(cudaMemcpy(dA.p, h->get(), bytes, cudaMemcpyHostToDevice));
-            fill(c.dtype, kSeedGemmB, h->get(), uint64_t(c.count()));
-            CU(cudaMemcpy(dB.p, h->get(), bytes, cudaMemcpyHostToDevice));
-        }
-        CU(cudaMemset(dC.p, 0xff, bytes));  // NaN (beta = 0 must not read it)
-        CU(cudaDeviceSynchronize());
-        Events ev;
-        for (int w = 0; w < warm; ++w) API(apairs_plan_execute_gemm, plan.p, dA.p, dB.p, dC.p);
-        CU(cudaDeviceSynchronize());
-        for (int r = 0; r < reps; ++r) {
-            CU(cudaEventRecord(ev.start, nullptr));
-            API(apairs_plan_execute_gemm, plan.p, dA.p, dB.p, dC.p);
-            CU(cudaEventRecord(ev.stop, nullptr));
-            CU(cudaEventSynchronize(ev.stop));
-            float ms = 0;
-            CU(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-            ts.push_back(ms);
-        }
-        CU(cudaDeviceSynchronize());
-        for (const auto &[e, ij] : samples) {
-            unsigned char buf[8];
-            const std::size_t es = std::size_t(c.es());
-            CU(cudaMemcpy(buf, static_cast<unsigned char *>(dC.p) + std::size_t(c.index(ij.first, ij.second, e)) * es,
-                          es, cudaMemcpyDeviceToHost));
-            got.push_back(read_entry(c.dtype, buf, 0));
-        }
-#else
-        die("this apairs_bench was built without CUDA");
-#endif
-    }
-
+    const Arrays x(operands(c), st.cuda);
+    prepare(c, ctx, x);
+    const std::vector<double> ts = time_calls(
+        st.cuda, warm, reps, [&] { execute(c, plan.p, x); }, [&] { x.restore(); });
     row.ms = median(ts);
     row.rate = c.bytes() / row.ms / 1e6;
-
-    Check ck;
-    for (std::size_t k = 0; k < samples.size(); ++k)
-        check_gemm_entry(c, samples[k].first, samples[k].second.first, samples[k].second.second, got[k], ck);
-    if (ck.failed)
-        row.check = fmt::format("CHECK FAILED: {}", ck.first_failure);
-    else
-        row.check = fmt::format("check: {} entries of {} elements ok, worst error {:.2g} of the documented bound",
-                                ck.checked, samples.size() / 6, ck.worst);
-    std::string bound;
+    row.check = check_case(c, x);
     if (st.cuda && copy_gbs > 0)
-        bound = fmt::format(" | bandwidth bound {:.3f} ms ({:.0f} MB at {:.0f} GB/s copy): {:.1f}% of it reached",
-                            c.bytes() / copy_gbs / 1e6, c.bytes() / 1e6, copy_gbs, 100.0 * row.rate / copy_gbs);
-    row.check += bound;
-    row.plan = fmt::format("plan {:.3f} ms; {}", plan_ms, row.plan);
+        row.check += fmt::format(" | bandwidth bound {:.3f} ms ({:.0f} MB at {:.0f} GB/s copy): {:.1f}% of it reached",
+                                 c.bytes() / copy_gbs / 1e6, c.bytes() / 1e6, copy_gbs, 100.0 * row.rate / copy_gbs);
     return row;
 }
 
@@ -767,6 +1168,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> only;
     double copy_gbs = 0;
     bool quick = false, list = false;
+    int64_t host_batch = 10000;
     Settings st;
     bool have_occ = false, have_threads = false;
     double occ = 0, threads = 0;
@@ -816,6 +1218,13 @@ int main(int argc, char **argv) {
             st.quick = true;
         } else if (a == "--only") {
             only.push_back(need("--only"));
+        } else if (a == "--host-batch") {
+            const double b = number("--host-batch", need("--host-batch"));
+            if (!(b >= 1 && b <= 1e12) || b != std::floor(b)) {
+                fmt::print(stderr, "apairs_bench: --host-batch: expected a whole number of elements >= 1\n");
+                return 1;
+            }
+            host_batch = static_cast<int64_t>(b);
         } else if (a == "--reps") {
             st.reps = std::max(1, static_cast<int>(number("--reps", need("--reps"))));
         } else if (a == "--occupancy") {
@@ -854,16 +1263,16 @@ int main(int argc, char **argv) {
     if (run_pairwise)
         for (const Case &c : make_cases(quick, !st.cuda))
             if (keep(c.name, c.shape())) cases.push_back(c);
-    std::vector<GemmCase> gemm_cases;
+    std::vector<BatchCase> batch_cases;
     if (run_batched)
-        for (const GemmCase &c : make_gemm_cases(quick, !st.cuda))
-            if (keep(c.name, c.shape())) gemm_cases.push_back(c);
+        for (const BatchCase &c : make_batch_cases(quick, !st.cuda, host_batch))
+            if (keep(c.name, c.shape())) batch_cases.push_back(c);
     if (list) {
         for (const Case &c : cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
-        for (const GemmCase &c : gemm_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
+        for (const BatchCase &c : batch_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         return 0;
     }
-    if (cases.empty() && gemm_cases.empty()) die("no case matches --only");
+    if (cases.empty() && batch_cases.empty()) die("no case matches --only");
 
     // The --json file's temporary file, before any case runs: a bad path fails now. It
     // is removed on every error path (die() and std::exit included: output_file.hpp).
@@ -903,31 +1312,36 @@ int main(int argc, char **argv) {
         device = "host: " + host_cpu_name();
     }
     fmt::print("{} | libapairs {} | backend {}{}\n", device, apairs_version_string(), backend,
-               st.cuda ? " (device-resident inputs, CUDA events)" : " (host memory, steady clock; smoke-test sizes)");
+               st.cuda ? std::string(" (device-resident inputs, CUDA events)")
+                       : fmt::format(" (host memory, steady clock; {}{}{})", run_pairwise ? "smoke-test sizes" : "",
+                                     run_pairwise && run_batched ? ", " : "",
+                                     run_batched ? fmt::format("batched B={}", host_batch) : std::string()));
     std::fflush(stdout);
 
     std::vector<Row> rows;
     int failures = 0;
-    for (const Case &c : cases) {
+    // One case: its row in peers.py's format (on the host the rates are too small for 3
+    // decimals) and its '#' line; a skip or a failing call says so and the run goes on.
+    auto report = [&](const std::string &name, const std::string &shape, auto &&run) {
         try {
-            Row r = run_case(c, ctx, st);
-            // peers.py's format; on the host the rates are too small for 3 decimals.
+            Row r = run();
             if (st.cuda)
-                fmt::print("{:36s} {:28s} {:10.3f} ms {:10.3f} {}\n", r.name, r.shape, r.ms, r.rate, "T pair-dims/s");
+                fmt::print("{:36s} {:28s} {:10.3f} ms {:10.3f} {}\n", r.name, r.shape, r.ms, r.rate, r.unit);
             else
-                fmt::print("{:36s} {:28s} {:10.3f} ms {:10.4g} {}\n", r.name, r.shape, r.ms, r.rate, "T pair-dims/s");
+                fmt::print("{:36s} {:28s} {:10.3f} ms {:10.4g} {}\n", r.name, r.shape, r.ms, r.rate, r.unit);
             fmt::print("#   {} | {}\n", r.check, r.plan);
             if (r.check.rfind("CHECK FAILED", 0) == 0) ++failures;
             rows.push_back(std::move(r));
         } catch (const Skip &e) {
-            fmt::print("{:36s} {:28s} skipped: {}\n", c.name, c.shape(), e.what());
+            fmt::print("{:36s} {:28s} skipped: {}\n", name, shape, e.what());
         } catch (const ApiFailure &e) {
-            fmt::print("{:36s} {:28s} FAILED: {}\n", c.name, c.shape(), e.what());
+            fmt::print("{:36s} {:28s} FAILED: {}\n", name, shape, e.what());
             ++failures;
         }
         std::fflush(stdout);
-    }
-    if (!gemm_cases.empty()) {
+    };
+    for (const Case &c : cases) report(c.name, c.shape(), [&] { return run_case(c, ctx, st); });
+    if (!batch_cases.empty()) {
 #if APAIRS_BENCH_CUDA
         if (st.cuda) {
             if (copy_gbs > 0) {
@@ -945,24 +1359,8 @@ int main(int argc, char **argv) {
             std::fflush(stdout);
         }
 #endif
-        for (const GemmCase &c : gemm_cases) {
-            try {
-                Row r = run_gemm_case(c, ctx, st, copy_gbs);
-                if (st.cuda)
-                    fmt::print("{:36s} {:28s} {:10.3f} ms {:10.3f} {}\n", r.name, r.shape, r.ms, r.rate, r.unit);
-                else
-                    fmt::print("{:36s} {:28s} {:10.3f} ms {:10.4g} {}\n", r.name, r.shape, r.ms, r.rate, r.unit);
-                fmt::print("#   {} | {}\n", r.check, r.plan);
-                if (r.check.rfind("CHECK FAILED", 0) == 0) ++failures;
-                rows.push_back(std::move(r));
-            } catch (const Skip &e) {
-                fmt::print("{:36s} {:28s} skipped: {}\n", c.name, c.shape(), e.what());
-            } catch (const ApiFailure &e) {
-                fmt::print("{:36s} {:28s} FAILED: {}\n", c.name, c.shape(), e.what());
-                ++failures;
-            }
-            std::fflush(stdout);
-        }
+        for (const BatchCase &c : batch_cases)
+            report(c.name, c.shape(), [&] { return run_batch_case(c, ctx, st, copy_gbs); });
     }
     if (json_out) write_json(*json_out, device, backend, rows);
     return failures ? 1 : 0;

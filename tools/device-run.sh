@@ -84,15 +84,18 @@ if [[ " $* " == *" --batched "* ]]; then
 import json, sys
 out = sys.argv[1]
 ours = json.load(open(f"{out}/batched.json"))["rows"]
-peers = {(p["shape"], p["name"].split()[-1]): p for p in json.load(open(f"{out}/peers-batched.json"))["rows"]
-         if p["name"].startswith("gemm (bmm")}
-print(f"{'case':30s} {'shape':22s} {'ours ms':>9s} {'GB/s':>8s} {'bmm ms':>9s} {'bmm/ours':>8s}")
+# Keyed by (operation, shape, dtype): peers' 'potrf (cholesky_ex) float64' and our
+# 'apairs potrf AoS float64' name the operation by their first and second words.
+peers = {(p["name"].split()[0], p["shape"], p["name"].split()[-1]): p
+         for p in json.load(open(f"{out}/peers-batched.json"))["rows"]}
+print(f"{'case':36s} {'shape':22s} {'ours ms':>9s} {'GB/s':>8s} {'peer ms':>9s} {'peer/ours':>9s}  peer")
 for r in ours:
     if r.get("suite") != "batched":
         continue
-    p = peers.get((r["shape"], r["name"].split()[-1]))
+    p = peers.get((r["name"].split()[1], r["shape"], r["name"].split()[-1]))
     pm = p["ms"] if p else float("nan")
-    print(f"{r['name']:30s} {r['shape']:22s} {r['ms']:9.3f} {r['rate']:8.0f} {pm:9.3f} {pm / r['ms']:8.2f}")
+    print(f"{r['name']:36s} {r['shape']:22s} {r['ms']:9.3f} {r['rate']:8.0f} {pm:9.3f} {pm / r['ms']:9.2f}  "
+          f"{p['name'] if p else '(no peer)'}")
 PY
   grep -E '^(apairs|#).*(potrf|chol)' "$out/batched.log" | head -2
 fi

@@ -14,44 +14,30 @@
 namespace apairs::batched {
 namespace {
 
-// An operand's layout as three strides: entry (i, j) of element e is at
-// e * es + i * rs + j * cs (after the op's transpose, which swaps rs and cs).
-struct Strides {
-    int64_t es, rs, cs;
-};
-
-Strides strides(const Matrix &x, bool trans) {
-    int64_t r = x.row_major ? x.ld : 1, c = x.row_major ? 1 : x.ld;
-    if (x.soa) r *= x.stride, c *= x.stride;
-    Strides s{x.soa ? 1 : x.stride, r, c};
-    if (trans) std::swap(s.rs, s.cs);
-    return s;
-}
-
 // C_e = alpha op(A_e) op(B_e) + beta C_e for elements [e0, e1). N > 0: m = n = k = N known
 // at compile time. Row i of C is accumulated in acc[0..n) over l = 0..k-1 in order, so
 // every entry sums its k products in order, as the GPU does.
 template <class T, int N>
 void gemm_range(const GemmProblem &pb, const T *A, const T *B, T *C, int64_t e0, int64_t e1) {
     const int64_t m = N ? N : pb.m, n = N ? N : pb.n, k = N ? N : pb.k;
-    const Strides sa = strides(pb.a, pb.trans_a), sb = strides(pb.b, pb.trans_b), sc = strides(pb.c, false);
+    const Strides sa = pb.a.strides(pb.trans_a), sb = pb.b.strides(pb.trans_b), sc = pb.c.strides(false);
     const T alpha = T(pb.alpha), beta = T(pb.beta);
     T acc[N ? N : kMaxGemmSize];
     for (int64_t e = e0; e < e1; ++e) {
-        const T *a = A + e * sa.es, *b = B + e * sb.es;
-        T *c = C + e * sc.es;
+        const T *a = A + e * sa.elem, *b = B + e * sb.elem;
+        T *c = C + e * sc.elem;
         for (int64_t i = 0; i < m; ++i) {
             for (int64_t j = 0; j < n; ++j) acc[j] = T(0);
             for (int64_t l = 0; l < k; ++l) {
-                const T ail = a[i * sa.rs + l * sa.cs];
-                const T *bl = b + l * sb.rs;
-                for (int64_t j = 0; j < n; ++j) acc[j] += ail * bl[j * sb.cs];
+                const T ail = a[i * sa.row + l * sa.col];
+                const T *bl = b + l * sb.row;
+                for (int64_t j = 0; j < n; ++j) acc[j] += ail * bl[j * sb.col];
             }
-            T *ci = c + i * sc.rs;
+            T *ci = c + i * sc.row;
             if (beta == T(0))  // beta = 0 never reads C
-                for (int64_t j = 0; j < n; ++j) ci[j * sc.cs] = alpha * acc[j];
+                for (int64_t j = 0; j < n; ++j) ci[j * sc.col] = alpha * acc[j];
             else
-                for (int64_t j = 0; j < n; ++j) ci[j * sc.cs] = alpha * acc[j] + beta * ci[j * sc.cs];
+                for (int64_t j = 0; j < n; ++j) ci[j * sc.col] = alpha * acc[j] + beta * ci[j * sc.col];
         }
     }
 }
@@ -83,7 +69,7 @@ void gemm_typed(const GemmProblem &pb, const T *A, const T *B, T *C, int threads
 // transposed strides. Returns LAPACK's info.
 template <class T>
 int32_t potrf_element(T *a, const Strides &s, int64_t n) {
-    auto at = [&](int64_t i, int64_t j) -> T & { return a[i * s.rs + j * s.cs]; };
+    auto at = [&](int64_t i, int64_t j) -> T & { return a[i * s.row + j * s.col]; };
     for (int64_t j = 0; j < n; ++j) {
         T d = at(j, j);
         for (int64_t l = 0; l < j; ++l) d -= at(j, l) * at(j, l);
@@ -102,9 +88,9 @@ int32_t potrf_element(T *a, const Strides &s, int64_t n) {
 // A X = B from the factor L (logical lower): L y = b, then L^T x = y, column by column.
 template <class T>
 void potrs_element(const T *a, const Strides &sa, T *b, const Strides &sb, int64_t n, int64_t nrhs) {
-    auto L = [&](int64_t i, int64_t j) { return a[i * sa.rs + j * sa.cs]; };
+    auto L = [&](int64_t i, int64_t j) { return a[i * sa.row + j * sa.col]; };
     for (int64_t r = 0; r < nrhs; ++r) {
-        auto x = [&](int64_t i) -> T & { return b[i * sb.rs + r * sb.cs]; };
+        auto x = [&](int64_t i) -> T & { return b[i * sb.row + r * sb.col]; };
         for (int64_t i = 0; i < n; ++i) {
             T t = x(i);
             for (int64_t l = 0; l < i; ++l) t -= L(i, l) * x(l);
@@ -120,26 +106,26 @@ void potrs_element(const T *a, const Strides &sa, T *b, const Strides &sb, int64
 
 template <class T>
 void potrf_typed(const PotrfProblem &pb, T *A, int32_t *info, int threads) {
-    const Strides s = strides(pb.a, !pb.lower);
+    const Strides s = pb.a.strides(!pb.lower);
 #pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
-    for (int64_t e = 0; e < pb.batch; ++e) info[e] = potrf_element(A + e * s.es, s, pb.n);
+    for (int64_t e = 0; e < pb.batch; ++e) info[e] = potrf_element(A + e * s.elem, s, pb.n);
 }
 
 template <class T>
 void potrs_typed(const PotrsProblem &pb, const T *A, T *B, int threads) {
-    const Strides sa = strides(pb.a, !pb.lower), sb = strides(pb.b, false);
+    const Strides sa = pb.a.strides(!pb.lower), sb = pb.b.strides(false);
 #pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
-    for (int64_t e = 0; e < pb.batch; ++e) potrs_element(A + e * sa.es, sa, B + e * sb.es, sb, pb.n, pb.nrhs);
+    for (int64_t e = 0; e < pb.batch; ++e) potrs_element(A + e * sa.elem, sa, B + e * sb.elem, sb, pb.n, pb.nrhs);
 }
 
 // posv: potrf, then potrs where the factorisation succeeded (B unchanged elsewhere).
 template <class T>
 void posv_typed(const PosvProblem &pb, T *A, T *B, int32_t *info, int threads) {
-    const Strides sa = strides(pb.a, !pb.lower), sb = strides(pb.b, false);
+    const Strides sa = pb.a.strides(!pb.lower), sb = pb.b.strides(false);
 #pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
     for (int64_t e = 0; e < pb.batch; ++e) {
-        info[e] = potrf_element(A + e * sa.es, sa, pb.n);
-        if (info[e] == 0) potrs_element<T>(A + e * sa.es, sa, B + e * sb.es, sb, pb.n, pb.nrhs);
+        info[e] = potrf_element(A + e * sa.elem, sa, pb.n);
+        if (info[e] == 0) potrs_element<T>(A + e * sa.elem, sa, B + e * sb.elem, sb, pb.n, pb.nrhs);
     }
 }
 

@@ -51,10 +51,8 @@ template <class T>
 void gemv_typed(const GemvProblem &pb, const T *A, const T *x, T *y, int threads) {
     // op(A) is rows x cols; its entry (i, l) of element e at e * ae + i * ar + l * ac.
     const int64_t rows = pb.y_len(), cols = pb.x_len();
-    int64_t ar = pb.a.row_major ? pb.a.ld : 1, ac = pb.a.row_major ? 1 : pb.a.ld;
-    if (pb.a.soa) ar *= pb.a.stride, ac *= pb.a.stride;
-    if (pb.trans) std::swap(ar, ac);
-    const int64_t ae = pb.a.soa ? 1 : pb.a.stride;
+    const Strides sa = pb.a.strides(pb.trans);
+    const int64_t ar = sa.row, ac = sa.col, ae = sa.elem;
     const VecStrides sx = vec_strides(pb.x), sy = vec_strides(pb.y);
     const double alpha = double(T(pb.alpha)), beta = double(T(pb.beta));
     for_chunks(pb.batch, threads, [&](int64_t e0, int64_t e1) {

@@ -16,6 +16,11 @@
 
 namespace apairs::batched {
 
+// Entry (i, j) of element e at e * elem + i * row + j * col (in entries of the dtype).
+struct Strides {
+    int64_t elem, row, col;
+};
+
 struct Matrix {
     int64_t rows = 0, cols = 0;  // as stored (before any transpose the op applies)
     int64_t ld = 0, stride = 0;
@@ -24,6 +29,19 @@ struct Matrix {
     APAIRS_HD int64_t index(int64_t i, int64_t j, int64_t e) const {
         const int64_t idx = row_major ? i * ld + j : i + j * ld;
         return soa ? idx * stride + e : e * stride + idx;
+    }
+    // The same as three strides (after a transpose when `trans`). A dimension of extent 1
+    // gets stride 0: its ld * stride (SoA) need not fit in 64 bits, since validation only
+    // bounds the entries that exist.
+    Strides strides(bool trans = false) const {
+        int64_t r = row_major ? ld : 1, c = row_major ? 1 : ld;
+        if (soa) r = rows > 1 ? r * stride : 0, c = cols > 1 ? c * stride : 0;
+        Strides s{soa ? 1 : stride, r, c};
+        if (trans) {
+            const int64_t t = s.row;
+            s.row = s.col, s.col = t;
+        }
+        return s;
     }
     // Elements of one entry grid: the AoS extent of an element, the SoA count of entries.
     int64_t extent() const { return row_major ? (rows - 1) * ld + cols : (cols - 1) * ld + rows; }

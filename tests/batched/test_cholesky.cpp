@@ -13,10 +13,13 @@
 #include "apairs.h"
 #include "backend.hpp"
 #include "catch.hpp"
+#include "operand.hpp"
 #include "reference.hpp"
 
 using ref::Context;
 using ref::Rng;
+template <class T>
+using Batch = test::Operand<T>;
 
 namespace {
 
@@ -30,23 +33,6 @@ std::ostream &operator<<(std::ostream &os, const Layout &l) {
               << (l.lower ? " lower" : " upper") << " ld+" << l.ld_pad << " stride+" << l.stride_pad;
 }
 
-// rows x cols per element, exactly the span apairs.h gives, every slot poisoned.
-template <class T>
-struct Batch {
-    int64_t rows, cols, ld, stride, batch;
-    bool soa, row_major;
-    std::vector<T> v;
-    Batch(int64_t r, int64_t c, const Layout &l, int64_t b) : rows(r), cols(c), batch(b), soa(l.soa), row_major(l.row_major) {
-        ld = (l.row_major ? c : r) + l.ld_pad;
-        const int64_t extent = (l.row_major ? r - 1 : c - 1) * ld + (l.row_major ? c : r);
-        stride = (l.soa ? b : extent) + l.stride_pad;
-        v.assign(size_t(l.soa ? (extent - 1) * stride + b : (b - 1) * stride + extent), ref::poison<T>());
-    }
-    T &at(int64_t i, int64_t j, int64_t e) {
-        const int64_t idx = row_major ? i * ld + j : i + j * ld;
-        return v[size_t(soa ? idx * stride + e : e * stride + idx)];
-    }
-};
 
 // In the stored triangle: (i, j) with i >= j for lower, i <= j for upper.
 bool stored(const Layout &l, int64_t i, int64_t j) { return l.lower ? i >= j : i <= j; }

@@ -14,53 +14,16 @@
 #include "apairs.h"
 #include "backend.hpp"
 #include "catch.hpp"
+#include "operand.hpp"
 #include "reference.hpp"
 
 using ref::Context;
 using ref::fresh_seed;
 using ref::Rng;
+using test::Operand;
 
 namespace {
 
-// One operand for `batch` elements: rows x cols as stored, with its ld and stride, in a
-// buffer of exactly the span apairs.h gives, every slot poisoned first.
-template <class T>
-struct Operand {
-    int64_t rows, cols, ld, stride, batch;
-    bool soa, row_major;
-    std::vector<T> v;
-    Operand(int64_t r, int64_t c, bool soa_, bool row, int64_t ld_pad, int64_t stride_pad, int64_t b)
-        : rows(r), cols(c), batch(b), soa(soa_), row_major(row) {
-        ld = (row ? c : r) + ld_pad;
-        const int64_t extent = (row ? r - 1 : c - 1) * ld + (row ? c : r);
-        stride = (soa ? b : extent) + stride_pad;
-        const int64_t span = soa ? (extent - 1) * stride + b : (b - 1) * stride + extent;
-        v.assign(size_t(span), ref::poison<T>());
-    }
-    int64_t index(int64_t i, int64_t j, int64_t e) const {
-        const int64_t idx = row_major ? i * ld + j : i + j * ld;
-        return soa ? idx * stride + e : e * stride + idx;
-    }
-    T &at(int64_t i, int64_t j, int64_t e) { return v[size_t(index(i, j, e))]; }
-    T at(int64_t i, int64_t j, int64_t e) const { return v[size_t(index(i, j, e))]; }
-    void fill(Rng &rng) {
-        std::uniform_real_distribution<double> u(-1, 1);
-        for (int64_t e = 0; e < batch; ++e)
-            for (int64_t i = 0; i < rows; ++i)
-                for (int64_t j = 0; j < cols; ++j) at(i, j, e) = static_cast<T>(u(rng));
-    }
-    // Every slot that is not an entry of some element still holds its poison.
-    int64_t padding_touched(const std::vector<T> &before) const {
-        std::vector<char> entry(v.size(), 0);
-        for (int64_t e = 0; e < batch; ++e)
-            for (int64_t i = 0; i < rows; ++i)
-                for (int64_t j = 0; j < cols; ++j) entry[size_t(index(i, j, e))] = 1;
-        int64_t bad = 0;
-        for (size_t s = 0; s < v.size(); ++s)
-            if (!entry[s] && std::memcmp(&v[s], &before[s], sizeof(T)) != 0) ++bad;
-        return bad;
-    }
-};
 
 struct Case {
     int64_t m, n, k, batch;

@@ -15,10 +15,13 @@
 #include "apairs.h"
 #include "backend.hpp"
 #include "catch.hpp"
+#include "operand.hpp"
 #include "reference.hpp"
 
 using ref::Context;
 using ref::Rng;
+template <class T>
+using Batch = test::Operand<T>;
 
 namespace {
 
@@ -32,35 +35,6 @@ std::ostream &operator<<(std::ostream &os, const Layout &l) {
               << " stride+" << l.stride_pad;
 }
 
-// rows x cols per element, exactly the span apairs.h gives, every slot poisoned.
-template <class T>
-struct Batch {
-    int64_t rows, cols, ld, stride, batch;
-    bool soa, row_major;
-    std::vector<T> v;
-    Batch(int64_t r, int64_t c, const Layout &l, int64_t b)
-        : rows(r), cols(c), batch(b), soa(l.soa), row_major(l.row_major) {
-        ld = (l.row_major ? c : r) + l.ld_pad;
-        const int64_t extent = (l.row_major ? r - 1 : c - 1) * ld + (l.row_major ? c : r);
-        stride = (l.soa ? b : extent) + l.stride_pad;
-        v.assign(size_t(l.soa ? (extent - 1) * stride + b : (b - 1) * stride + extent), ref::poison<T>());
-    }
-    T &at(int64_t i, int64_t j, int64_t e) {
-        const int64_t idx = row_major ? i * ld + j : i + j * ld;
-        return v[size_t(soa ? idx * stride + e : e * stride + idx)];
-    }
-    const T &at(int64_t i, int64_t j, int64_t e) const { return const_cast<Batch *>(this)->at(i, j, e); }
-    // Every slot that is no entry of an element still holds its poison.
-    bool padding_intact() const {
-        Batch<T> mask = *this;
-        for (int64_t e = 0; e < batch; ++e)
-            for (int64_t i = 0; i < rows; ++i)
-                for (int64_t j = 0; j < cols; ++j) mask.at(i, j, e) = T(0);
-        for (size_t s = 0; s < v.size(); ++s)
-            if (ref::is_poison(mask.v[s]) && !ref::is_poison(v[s])) return false;
-        return true;
-    }
-};
 
 bool same_bits(const void *a, const void *b, size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
 

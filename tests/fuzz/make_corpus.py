@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz harnesses (Python 3 standard library only).
 
-    python3 tests/fuzz/make_corpus.py            # (re)write tests/fuzz/corpus/{npy,plan}
+    python3 tests/fuzz/make_corpus.py            # (re)write tests/fuzz/corpus/{npy,plan,batched}
     python3 tests/fuzz/make_corpus.py --check    # exit 1 unless the committed corpus is current
 
 The script owns both directories: files it does not write are removed (add a
@@ -14,6 +14,12 @@ corpus/plan/  encodings of API call sequences for fuzz_plan (the format is descr
               the top of fuzz_plan.cpp; the encoder below mirrors its decoder): good
               problems for every metric and dtype, LP with p = 1, 2, inf, 0.5, 3.2, and
               bad arguments of every kind.
+corpus/batched/  inputs for fuzz_batched (format at the top of fuzz_batched.cpp, encoder
+              below): every batched operation in each dtype, layout, order, op and
+              triangle, padded strides, singular and non-SPD elements, and every failing
+              status: NULL handles, unknown enumerations, u8, sizes at the limits, leading
+              dimensions and strides just below their minimum, spans one past 64 bits,
+              non-finite alpha and beta, NULL arrays, another operation's execute function.
 """
 import argparse
 import math
@@ -459,13 +465,248 @@ def plan_corpus():
     return c
 
 # ------------------------------------------------------------------------------------
+# fuzz_batched's input format (see fuzz_batched.cpp: Input::rel and Record::decode)
+
+# The operations (fuzz_batched.cpp's Op), prefixed apart from the metrics above.
+B_GEMM, B_POTRF, B_POTRS, B_POSV, B_DOT, B_GEMV, B_GETRF, B_GETRS, B_GESV, B_TRANSPOSE = range(10)
+AOS, SOA = 1, 2
+ROW, COL = 1, 2
+OP_N, OP_T = 0, 1
+LOWER, UPPER = 1, 2
+# Execute flags: NULL array k is 1 << k.
+WRONG, NO_EXEC = 16, 128
+# Fill byte: bit 0 small integers instead of multiples of 2^-15; the rest seeds.
+INTS = 1
+
+# Which fields each operation decodes, and whether each operand has a leading dimension.
+FIELDS = {B_GEMM: ("order", "t1", "t2", "m", "n", "k", "alpha", "beta"), B_POTRF: ("order", "t1", "n"),
+          B_POTRS: ("order", "t1", "n", "nrhs"), B_POSV: ("order", "t1", "n", "nrhs"), B_DOT: ("n",),
+          B_GEMV: ("order", "t1", "m", "n", "alpha", "beta"), B_GETRF: ("order", "n"),
+          B_GETRS: ("order", "t1", "n", "nrhs"), B_GESV: ("order", "n", "nrhs"), B_TRANSPOSE: ("n",)}
+HAS_LD = {B_GEMM: (1, 1, 1), B_POTRF: (1,), B_POTRS: (1, 1), B_POSV: (1, 1), B_DOT: (0, 0), B_GEMV: (1, 0, 0),
+          B_GETRF: (1,), B_GETRS: (1, 1), B_GESV: (1, 1), B_TRANSPOSE: (0, 0)}
+
+
+def rel(delta=0):
+    """A leading dimension or stride of its minimum plus delta (-8 .. 55)."""
+    assert -8 <= delta <= 55
+    return u8(delta + 8)
+
+
+def r32(k=0):
+    """The minimum rounded up to a multiple of 32, plus 32 k."""
+    return u8(0x40 + k)
+
+
+def fit(delta=0):
+    """The largest value whose span fits in 64-bit byte counts, plus delta (-16 .. 15)."""
+    return u8(0x70 + delta)
+
+
+def absolute(v):
+    """Any value: an i64, or an encoded one (special(k))."""
+    return b"\x80" + (v if isinstance(v, bytes) else i64(v))
+
+
+def batched(op, dtype=F64, layout=AOS, batch=1, order=COL, t1=None, t2=OP_N, m=1, n=1, k=1, nrhs=1, alpha=1.0,
+            beta=0.0, ld=None, stride=None, null_plan=False, null_ctx=False, xflags=0, wrong=None, fill=0):
+    """One record. Integers and doubles may be given as encoded bytes (special(k), f64_special(k), ...).
+    ld and stride: one encoded entry per operand (default: the minimum)."""
+    if t1 is None:
+        t1 = LOWER if op in (B_POTRF, B_POTRS, B_POSV) else OP_N
+    values = {"order": order, "t1": t1, "t2": t2, "m": m, "n": n, "k": k, "nrhs": nrhs, "alpha": alpha, "beta": beta}
+    enc = {"order": i32, "t1": i32, "t2": i32, "m": i64, "n": i64, "k": i64, "nrhs": i64, "alpha": f64, "beta": f64}
+
+    def field(name, v):
+        return v if isinstance(v, bytes) else enc[name](v)
+
+    has_ld = HAS_LD[op]
+    ld = ld or [rel(0)] * len(has_ld)
+    stride = stride or [rel(0)] * len(has_ld)
+    out = u8(op) + u8((1 if null_plan else 0) | (2 if null_ctx else 0))
+    out += (dtype if isinstance(dtype, bytes) else i32(dtype)) + (layout if isinstance(layout, bytes) else i32(layout))
+    out += b"".join(field(f, values[f]) for f in FIELDS[op])
+    out += batch if isinstance(batch, bytes) else i64(batch)
+    for has, l, s in zip(has_ld, ld, stride):
+        out += (l if has else b"") + s
+    if wrong is not None:
+        xflags |= WRONG
+    out += u8(xflags) + (u8(wrong) if xflags & WRONG else b"") + u8(fill)
+    return out
+
+
+def batched_input(*records, threads=0):
+    return u8(threads) + b"".join(records)
+
+
+def batched_corpus():
+    c = {}
+    dtypes = [("f32", F32), ("f64", F64)]
+    layouts = [("aos", AOS), ("soa", SOA)]
+    # Every operation in each dtype and layout, one order each way, padded leading
+    # dimensions and strides (SoA on whole 32-element runs).
+    for dname, t in dtypes:
+        for lname, lay in layouts:
+            pad = [rel(3), r32(1) if lay == SOA else rel(5), rel(1)]
+            c["gemm-%s-%s-nn" % (dname, lname)] = batched_input(
+                batched(B_GEMM, t, lay, batch=5, order=COL, m=3, n=4, k=5, alpha=0.5, beta=-1.25, ld=[rel(2)] * 3,
+                        stride=pad, fill=2))
+            c["gemm-%s-%s-tt-row" % (dname, lname)] = batched_input(
+                batched(B_GEMM, t, lay, batch=3, order=ROW, t1=OP_T, t2=OP_T, m=7, n=2, k=33, alpha=-2.0, beta=1.0,
+                        ld=[rel(0), rel(1), rel(9)], stride=[rel(0), rel(0), rel(2)], fill=INTS | 4), threads=2)
+            for uplo, uname in [(LOWER, "lower"), (UPPER, "upper")]:
+                order = COL if uplo == LOWER else ROW
+                c["potrf-%s-%s-%s" % (dname, lname, uname)] = batched_input(
+                    batched(B_POTRF, t, lay, batch=9, order=order, t1=uplo, n=6, ld=[rel(1)], stride=[pad[1]], fill=6))
+                c["potrs-%s-%s-%s" % (dname, lname, uname)] = batched_input(
+                    batched(B_POTRS, t, lay, batch=4, order=order, t1=uplo, n=5, nrhs=3, ld=[rel(0), rel(2)],
+                            stride=[pad[1], rel(3)], fill=8))
+                c["posv-%s-%s-%s" % (dname, lname, uname)] = batched_input(
+                    batched(B_POSV, t, lay, batch=12, order=order, t1=uplo, n=4, nrhs=2, ld=[rel(2), rel(0)],
+                            stride=[rel(0), pad[1]], fill=10))
+            c["dot-%s-%s" % (dname, lname)] = batched_input(
+                batched(B_DOT, t, lay, batch=6, n=37, stride=[pad[1], rel(0)], fill=12))
+            for trans, tname in [(OP_N, "n"), (OP_T, "t")]:
+                c["gemv-%s-%s-%s" % (dname, lname, tname)] = batched_input(
+                    batched(B_GEMV, t, lay, batch=5, order=ROW if trans else COL, t1=trans, m=9, n=4, alpha=1.5,
+                            beta=0.25, ld=[rel(1), b"", b""], stride=[pad[1], rel(0), rel(2)], fill=14))
+                c["getrs-%s-%s-%s" % (dname, lname, tname)] = batched_input(
+                    batched(B_GETRS, t, lay, batch=5, order=COL if trans else ROW, t1=trans, n=6, nrhs=2,
+                            ld=[rel(1), rel(0)], stride=[pad[1], rel(0)], fill=16))
+            c["getrf-%s-%s" % (dname, lname)] = batched_input(
+                batched(B_GETRF, t, lay, batch=10, order=COL, n=7, ld=[rel(2)], stride=[pad[1]], fill=18),
+                batched(B_GETRF, t, lay, batch=3, order=ROW, n=5, fill=INTS | 20))
+            c["gesv-%s-%s" % (dname, lname)] = batched_input(
+                batched(B_GESV, t, lay, batch=9, order=ROW, n=5, nrhs=3, ld=[rel(0), rel(4)], stride=[rel(0), pad[1]],
+                        fill=22),
+                batched(B_GESV, t, lay, batch=4, order=COL, n=3, nrhs=1, fill=INTS | 24))
+    for tname, t in [("u8", U8), ("f32", F32), ("f64", F64)]:
+        for lname, lay in layouts:
+            c["transpose-%s-to-%s" % (tname, lname)] = batched_input(
+                batched(B_TRANSPOSE, t, lay, batch=7, n=13, stride=[rel(3), r32(0)], fill=26))
+    # The host's special cases and chunking: square gemm of 2, 3, 4, 8, 16; more than one
+    # chunk of elements (256 for gemm, dot and gemv; 64 for the factorisations) over threads.
+    c["gemm-square-sizes"] = batched_input(*[batched(B_GEMM, F32, SOA, batch=3, m=s, n=s, k=s, beta=1.0, fill=s)
+                                             for s in (2, 3, 4, 8, 16)], threads=1)
+    c["gemm-chunks"] = batched_input(batched(B_GEMM, F64, AOS, batch=600, m=4, n=4, k=4, beta=0.5, fill=28), threads=3)
+    c["getrf-chunks"] = batched_input(batched(B_GETRF, F32, SOA, batch=200, n=4, stride=[r32(0)], fill=30), threads=2)
+    c["posv-chunks"] = batched_input(batched(B_POSV, F64, AOS, batch=150, n=3, nrhs=2, fill=32), threads=0)
+    # Sizes at the limits: 128 (gemm, factorisations), 1024 (nrhs), 4096 (dot, gemv).
+    c["gemm-128"] = batched_input(batched(B_GEMM, F32, AOS, m=128, n=3, k=128, alpha=f64_special(18), fill=34))
+    # n = 128 factorisations are created but too slow to run and check here; n = 64 runs.
+    c["potrf-128"] = batched_input(batched(B_POTRF, F64, AOS, n=128, t1=UPPER, fill=36),
+                                   batched(B_POTRF, F32, SOA, n=64, t1=LOWER, fill=37))
+    # Regression: a SoA 1 x 1 element with huge ld and strides has a valid span, and the
+    # host engine once multiplied ld * stride (signed overflow) for the absent dimension.
+    big = absolute((1 << 62) - 1)
+    c["regression-soa-huge-ld"] = batched_input(
+        batched(B_GEMV, F64, SOA, batch=2, order=COL, m=1, n=1, ld=[big, b"", b""], stride=[big] * 3, fill=40),
+        batched(B_GEMM, F64, SOA, batch=2, order=COL, m=1, n=1, k=1, ld=[big] * 3, stride=[big] * 3, fill=41))
+    c["getrf-128"] = batched_input(batched(B_GETRF, F32, AOS, n=128, order=ROW, fill=38),
+                                   batched(B_GETRF, F64, AOS, n=64, order=COL, fill=39))
+    c["potrs-nrhs-1024"] = batched_input(batched(B_POTRS, F32, AOS, n=2, nrhs=special(4), fill=40))
+    c["gesv-nrhs-1024"] = batched_input(batched(B_GESV, F64, SOA, n=3, nrhs=special(4), batch=2, fill=42))
+    c["dot-4096"] = batched_input(batched(B_DOT, F32, AOS, n=special(6), batch=3, fill=44))
+    c["gemv-4096"] = batched_input(batched(B_GEMV, F64, SOA, m=special(6), n=2, t1=OP_T, batch=2, fill=46))
+    c["limits-plus-one"] = batched_input(
+        batched(B_GEMM, F32, AOS, m=129), batched(B_GEMM, F32, AOS, k=129), batched(B_POTRF, F64, AOS, n=129),
+        batched(B_POSV, F32, AOS, n=2, nrhs=special(5)), batched(B_DOT, F64, SOA, n=special(7)),
+        batched(B_GEMV, F32, AOS, m=2, n=special(7)))
+    c["sizes-zero-negative"] = batched_input(
+        batched(B_GEMM, F64, AOS, m=0), batched(B_GETRF, F32, AOS, n=-1), batched(B_TRANSPOSE, F32, SOA, n=0),
+        batched(B_GETRS, F64, AOS, n=3, nrhs=0), batched(B_DOT, F32, AOS, n=special(0)), batched(B_POTRS, F64, AOS, n=special(1)))
+    c["batch-zero-negative"] = batched_input(
+        batched(B_GEMM, F32, AOS, batch=0), batched(B_POTRF, F64, SOA, batch=-1), batched(B_TRANSPOSE, U8, AOS, batch=special(0)))
+    # Leading dimensions and strides just below, at and above their minimum.
+    c["ld-below"] = batched_input(
+        batched(B_GEMM, F64, AOS, m=3, n=3, k=3, ld=[rel(0), rel(-1), rel(0)]),
+        batched(B_POTRF, F32, SOA, n=4, ld=[rel(-1)]), batched(B_GESV, F64, AOS, n=3, nrhs=2, ld=[rel(0), rel(-2)]),
+        batched(B_GEMV, F32, AOS, order=ROW, m=3, n=5, ld=[rel(-1), b"", b""]))
+    c["stride-below"] = batched_input(
+        batched(B_GEMM, F64, AOS, batch=2, m=3, n=3, k=3, stride=[rel(0), rel(0), rel(-1)]),
+        batched(B_GETRF, F32, SOA, batch=5, n=4, stride=[rel(-1)]), batched(B_DOT, F64, SOA, batch=4, n=3, stride=[rel(-3), rel(0)]),
+        batched(B_TRANSPOSE, F32, SOA, batch=3, n=5, stride=[rel(-1), rel(0)]),
+        batched(B_TRANSPOSE, F64, AOS, batch=3, n=5, stride=[rel(0), rel(-1)]))
+    c["stride-negative-ld-huge"] = batched_input(
+        batched(B_POTRS, F64, AOS, n=2, nrhs=2, stride=[absolute(-1), rel(0)]),
+        batched(B_GETRS, F32, AOS, n=2, nrhs=2, ld=[absolute(1 << 62), rel(0)]),
+        batched(B_GETRF, F64, SOA, n=2, ld=[absolute(special(1))]))
+    # Spans at the edge of 64-bit byte counts: the largest that fits, one past it; strides
+    # and leading dimensions near INT64_MAX / elem. Huge plans are created, not executed;
+    # NULL arrays are still refused.
+    c["span-fits"] = batched_input(
+        batched(B_TRANSPOSE, F32, SOA, batch=1 << 59, n=1, stride=[rel(0), fit(0)], xflags=1),
+        batched(B_DOT, F64, AOS, batch=2, n=5, stride=[fit(0), fit(-3)], xflags=4),
+        batched(B_GEMM, F32, SOA, batch=3, m=2, n=2, k=2, stride=[rel(0), fit(0), rel(0)], xflags=6),
+        batched(B_GETRF, F64, AOS, batch=1, n=3, ld=[fit(0)], stride=[rel(0)], xflags=2))
+    c["span-overflows"] = batched_input(
+        batched(B_TRANSPOSE, F32, SOA, batch=special(14), n=1, stride=[rel(0), fit(1)]),
+        batched(B_DOT, F64, AOS, batch=2, n=5, stride=[fit(1), rel(0)]),
+        batched(B_GEMM, F32, SOA, batch=3, m=2, n=2, k=2, stride=[rel(0), rel(0), fit(1)]),
+        batched(B_POSV, F64, AOS, batch=2, n=3, nrhs=1, ld=[fit(1), rel(0)], stride=[rel(0), rel(0)]),
+        batched(B_TRANSPOSE, U8, AOS, batch=special(1), n=special(1)),
+        batched(B_GEMV, F64, SOA, batch=special(15), m=5, n=3))
+    # Enumerations: unknown values, u8 where only transpose takes it.
+    c["unknown-dtype"] = batched_input(*[batched(op, d) for op, d in
+                                         [(B_GEMM, 0), (B_POTRF, 4), (B_DOT, -1), (B_GETRS, special(1)), (B_TRANSPOSE, 4)]])
+    c["u8-unsupported"] = batched_input(*[batched(op, U8) for op in range(B_TRANSPOSE)])
+    c["unknown-layout"] = batched_input(batched(B_GEMM, F32, 0), batched(B_GESV, F64, 3), batched(B_TRANSPOSE, F32, -1),
+                                        batched(B_DOT, F64, special(0)))
+    c["unknown-order"] = batched_input(batched(B_POTRF, F32, AOS, order=0), batched(B_GEMV, F64, SOA, order=3),
+                                       batched(B_GETRF, F32, AOS, order=-1, n=3, ld=[rel(-1)]))
+    c["unknown-op-uplo"] = batched_input(
+        batched(B_GEMM, F64, AOS, t1=2), batched(B_GEMM, F64, AOS, t2=-1), batched(B_GEMV, F32, AOS, t1=special(1)),
+        batched(B_GETRS, F64, SOA, t1=5), batched(B_POTRF, F32, AOS, t1=0), batched(B_POSV, F64, AOS, t1=3),
+        batched(B_POTRS, F32, AOS, t1=OP_T))
+    c["many-bad"] = batched_input(
+        batched(B_GEMM, 9, 9, order=9, t1=9, t2=9, m=0, n=999, k=-1, alpha=f64_special(0), beta=f64_special(3),
+                batch=0, null_plan=True, null_ctx=True),
+        batched(B_POSV, U8, SOA, order=ROW, t1=UPPER, n=200, nrhs=2000, batch=special(1), ld=[rel(-1), absolute(special(1))],
+                stride=[absolute(special(0)), fit(5)]),
+        batched(B_TRANSPOSE, 7, 0, n=special(1), batch=special(1), stride=[fit(3), rel(-2)]))
+    # NULL handles.
+    for half in (0, 1):
+        c["null-plan-ctx-%d" % half] = batched_input(*[batched(op, F32, null_plan=(op % 2 == 0), null_ctx=(op % 3 != 1))
+                                                       for op in range(5 * half, 5 * half + 5)])
+    # alpha and beta: non-finite, beyond f32, rounding to 0 in f32 (C then never read),
+    # and FLT_MAX's neighbourhood.
+    c["scalars-nonfinite"] = batched_input(
+        batched(B_GEMM, F32, AOS, alpha=f64_special(0)), batched(B_GEMM, F64, AOS, beta=f64_special(4)),
+        batched(B_GEMV, F64, SOA, alpha=f64_special(2)), batched(B_GEMV, F32, AOS, beta=f64_special(1)),
+        batched(B_GEMM, F32, AOS, alpha=f64(1e39)),
+        batched(B_GEMV, F32, AOS, beta=f64_special(14)), batched(B_GEMM, F32, AOS, beta=f64_special(15)))
+    c["scalars-f32-edges"] = batched_input(
+        batched(B_GEMM, F32, AOS, m=2, n=2, k=2, alpha=f64_special(9), beta=f64_special(12), fill=48),
+        batched(B_GEMM, F32, AOS, alpha=f64_special(11)), batched(B_GEMV, F32, SOA, beta=f64_special(29)),
+        batched(B_GEMM, F64, AOS, m=3, n=2, k=2, alpha=f64_special(7), beta=f64_special(13), fill=50),
+        batched(B_GEMV, F32, AOS, m=3, n=3, alpha=f64_special(23), beta=f64_special(18), fill=52))
+    c["beta-zero-f32"] = batched_input(
+        batched(B_GEMM, F32, SOA, batch=4, m=5, n=3, k=2, alpha=1.0, beta=f64_special(18), stride=[r32(0)] * 3, fill=54),
+        batched(B_GEMV, F32, AOS, batch=3, m=4, n=6, alpha=-0.5, beta=f64_special(19), fill=56),
+        batched(B_GEMM, F64, AOS, batch=2, m=2, n=2, k=2, beta=f64_special(5), fill=58))
+    # NULL arrays (each, and all), and another operation's execute function.
+    c["null-arrays"] = batched_input(
+        batched(B_GEMM, F32, AOS, m=2, n=2, k=2, xflags=4), batched(B_POTRF, F64, AOS, n=3, xflags=2),
+        batched(B_GESV, F32, SOA, n=2, nrhs=2, xflags=15), batched(B_TRANSPOSE, U8, AOS, n=3, xflags=1))
+    c["wrong-execute"] = batched_input(
+        batched(B_GEMM, F64, AOS, wrong=B_POTRF), batched(B_GETRF, F32, SOA, wrong=B_GESV, xflags=4),
+        batched(B_TRANSPOSE, U8, SOA, n=4, batch=3, wrong=B_TRANSPOSE), batched(B_DOT, F32, AOS, n=3, wrong=B_GEMV))
+    c["wrong-execute-huge"] = batched_input(
+        batched(B_POSV, F64, SOA, n=8, nrhs=8, batch=1 << 50, stride=[rel(0), fit(0)], wrong=B_POTRS, xflags=NO_EXEC),
+        batched(B_GEMV, F32, AOS, m=3, n=3, batch=1 << 40, wrong=B_DOT, xflags=2))
+    c["empty"] = b""
+    c["threads-only"] = b"\x03"
+    c["truncated-record"] = batched_input(batched(B_GESV, F64, AOS, n=3, nrhs=2))[:9]
+    return c
+
+# ------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 unless the corpus on disk is what this writes")
     ap.add_argument("--out", default=CORPUS, help="corpus directory (default: %(default)s)")
     args = ap.parse_args()
-    wanted = {"npy": npy_corpus(), "plan": plan_corpus()}
+    wanted = {"npy": npy_corpus(), "plan": plan_corpus(), "batched": batched_corpus()}
     problems = []
     total = 0
     for sub, files in wanted.items():
@@ -496,8 +737,9 @@ def main():
         print("\n".join(problems), file=sys.stderr)
         print("make_corpus.py: the corpus is stale; run python3 tests/fuzz/make_corpus.py", file=sys.stderr)
         return 1
-    print("make_corpus.py: %d npy + %d plan inputs, %d bytes%s"
-          % (len(wanted["npy"]), len(wanted["plan"]), total, " (current)" if args.check else ""))
+    print("make_corpus.py: %d npy + %d plan + %d batched inputs, %d bytes%s"
+          % (len(wanted["npy"]), len(wanted["plan"]), len(wanted["batched"]), total,
+             " (current)" if args.check else ""))
     return 0
 
 
