@@ -18,13 +18,21 @@
 //
 //   potrf, n <= 8: thread-per-element (G = 1). n is a template parameter: the packed
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
-//   potrf, n > 8: block-per-element, a sub-block of S = 32 (n <= 32), 64 (n <= 64) or 128
+//   potrf, 8 < n <= 32: warp-group, G = 16 (n <= 16, two elements per warp) or 32 lanes
+//     per element, lane r holding row r of L in registers; right-looking, the pivot by a
+//     shuffle, each scaled column through a shared buffer (two in turn: one __syncwarp a
+//     column) read back with 16-byte loads; the same sums in the same order. The warp
+//     kernels stage with cp.async into two slots per element: the next element's loads
+//     are in flight while this one computes.
+//   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
 //     threads per element; the packed triangle and a copy of the current column in
 //     shared memory; right-looking, column j: every thread reads the pivot, the column is
 //     scaled (S threads over its rows), then the trailing triangle is updated (S threads
 //     over its entries in row order). An entry's sums still run l = 0..j-1 in order with
 //     fma, so both models give the same bits as left-looking.
-//   potrs: G = the number of right-hand sides rounded up to a power of two, at most 128;
+//   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
+//     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
+//   potrs otherwise: G = the number of right-hand sides rounded up to a power of two, at most 128;
 //     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
 //     The factor's triangle is staged once per element, B in chunks of G columns; each
 //     thread solves one column (L y = b, then L^T x = y) in shared memory.
@@ -33,6 +41,7 @@
 // only that element: its threads skip the remaining work but keep meeting the barriers,
 // and the copy-out writes only the columns before j (the rest of the element keeps its
 // original values), as the host engine's left-looking factorisation leaves it.
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -117,6 +126,38 @@ __device__ __forceinline__ void load_tri(const Tri<U> &a, int n, int64_t e0, int
     });
 }
 
+// As team_load, but each mapped entry copied global -> shared by cp.async (no registers
+// held; the warp kernels prefetch the next element while computing this one). The caller
+// commits, waits (__pipeline_wait_prior) and __syncwarp's before reading.
+template <class T, class S, class Map>
+__device__ __forceinline__ void team_load_async(const T *g, S *sh, bool soa, int tid, int tt, int ept, int nr,
+                                                int nc, Map map) {
+    static_assert(sizeof(T) == sizeof(S) && (sizeof(T) == 4 || sizeof(T) == 8), "cp.async of 4 or 8 bytes");
+    Walker w = soa ? Walker(tid, tt, ept, nc) : Walker(tid, tt, nc, nr);
+    const int last = soa ? nr : ept;
+#pragma unroll 4
+    for (; w.d2 < last; w.advance()) {
+        const int q = soa ? w.d0 : w.d2;
+        const int rr = soa ? w.d2 : w.d1, col = soa ? w.d1 : w.d0;
+        int64_t go = 0;
+        int so = -1;
+        if (map(q, rr, col, go, so)) __pipeline_memcpy_async(sh + so, g + go, sizeof(T));
+    }
+}
+
+template <class T, class U>
+__device__ __forceinline__ void load_tri_async(const Tri<U> &a, int n, int64_t e0, int64_t batch, T *sh, int es,
+                                               int tid, int tt, int ept) {
+    team_load_async(a.p, sh, a.soa, tid, tt, ept, n, n, [&](int q, int r, int c, int64_t &go, int &so) {
+        const int i = a.swap ? c : r, j = a.swap ? r : c;
+        const int64_t e = e0 + q;
+        if (i < j || e >= batch) return false;
+        go = tri_offset(a, r, c, e);
+        so = q * es + tri_off(i) + j;
+        return true;
+    });
+}
+
 // ---------------------------------------------------------------------------------
 // potrf, thread-per-element: N <= 8, the triangle in registers
 
@@ -179,6 +220,124 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
             return true;
         });
         __syncwarp();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// potrf, warp-group: G = 16 (n <= 16, two elements per warp) or 32 lanes per element,
+// lane r holding row r of the factor in registers (C = 16, 24 or 32 entries: n rounded
+// up; those past r or n are scratch, never stored). Column j: the pivot by a shuffle from lane j, every lane takes its sqrt;
+// lanes below scale their entry and put it into a shared column buffer (two, used in
+// turn, so one __syncwarp per column), which every lane reads back with 16-byte loads
+// for its row's update a_rk = fma(-l_rj, l_kj, a_rk), k = j + 1 .. C - 1. An entry's
+// sums run j = 0 .. in order: the same bits as the other models.
+
+constexpr unsigned kCholFull = 0xffffffffu;
+
+template <class T>
+struct alignas(16) CholPack {
+    T v[16 / sizeof(T)];
+};
+
+template <class T, int C>
+struct CholWarpShape {
+    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
+    // Per element: two column buffers of C, then two packed triangles (padded to 16
+    // bytes): this element's and the next one's, prefetched while this one computes.
+    static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
+    static constexpr int ES = 2 * C + 2 * TRI;
+    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+};
+
+template <class T, int C>
+__global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
+    using Shape = CholWarpShape<T, C>;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES;
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    const int q = lane / G, r = lane % G, n = g.n;
+    unsigned char *region = chol_smem + team * Shape::TEAM_BYTES;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    T *const buf = sh + q * ES;
+    const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
+    constexpr int TRI = Shape::TRI;
+    int slot = 0;
+    {
+        const int64_t eb = int64_t(blockIdx.x) * per_block;
+        if (eb < g.batch) load_tri_async(g.a, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C, ES, lane, 32, EPT);
+        __pipeline_commit();
+    }
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
+        T *const tri = buf + 2 * C + slot * TRI;
+        __pipeline_wait_prior(0);
+        __syncwarp();
+
+        const bool row_ok = e < g.batch && r < n;
+        T a[C];
+#pragma unroll
+        for (int k = 0; k < C; ++k) a[k] = row_ok && k <= r ? tri[tri_off(r) + k] : T(0);
+        // The next element into the other slot (its last reader, the previous copy-out,
+        // finished before the loop's closing __syncwarp).
+        if (eb + step < g.batch)
+            load_tri_async(g.a, n, eb + step + int64_t(team) * EPT, g.batch, sh + 2 * C + (slot ^ 1) * TRI, ES, lane,
+                           32, EPT);
+        __pipeline_commit();
+        bool alive = e < g.batch;
+        int fail = 0;
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            if (j >= n) break;  // uniform: n is the same for every lane
+            const T d = __shfl_sync(kCholFull, a[j], j, G);
+            T *const col = buf + (j & 1) * C;
+            if (alive) {
+                if (!(d > T(0))) {
+                    alive = false;
+                    fail = j + 1;
+                } else {
+                    const T ljj = sqrt(d);
+                    if (r == j)
+                        a[j] = ljj;
+                    else if (r > j)
+                        a[j] = a[j] / ljj;
+                    if (G == C || r < C) col[r] = a[j];
+                }
+            }
+            __syncwarp();
+            if (alive && r > j) {
+                const T l = a[j];
+#pragma unroll
+                for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                    const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                    for (int w = 0; w < W; ++w)
+                        if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                }
+            }
+        }
+        if (row_ok)
+#pragma unroll
+            for (int k = 0; k < C; ++k)
+                if (k <= r) tri[tri_off(r) + k] = a[k];
+        if (r == 0) {
+            failsh[q] = fail;
+            if (e < g.batch) g.info[e] = fail;
+        }
+        __syncwarp();
+
+        team_store(g.a.p, sh + 2 * C + slot * TRI, g.a.soa, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
+            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+            const int64_t ee = e0 + qq;
+            const int f = failsh[qq];
+            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+            go = tri_offset(g.a, rr, c, ee);
+            so = qq * ES + tri_off(i) + j;
+            return true;
+        });
+        __syncwarp();
+        slot ^= 1;
     }
 }
 
@@ -320,6 +479,94 @@ __global__ void CHOL_MAXNREG potrs_kernel(const PotrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
+// potrs, one right-hand side, warp-group: G = C = 16 (n <= 16, two elements per warp)
+// or 32 lanes per element, lane r holding x_r in a register, the factor staged packed in
+// shared memory. L y = b by columns: lane j divides, its y_j goes out by a shuffle, lanes
+// below take fma(-l_rj, y_j, x_r) (each row's sum in the order l = 0 .. r - 1, as the
+// other models). L^T x = y by columns too: lane i divides, lanes above take
+// fma(-l_ir, x_i, x_r) reading row i of the factor (consecutive, no bank conflicts), so
+// row r's sum runs l = n - 1 down to r + 1: another order of the same terms, within the
+// same error bound.
+
+template <class T, int C>
+struct CholSolveShape {
+    static constexpr int G = C, EPT = 32 / C;
+    // Per element two slots (this element's and the next one's, prefetched), each the
+    // packed triangle, then x.
+    static constexpr int SL = chol_pad_odd(tri_size(C) + C), ES = 2 * SL;
+};
+
+template <class T, int C>
+__global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
+    using Shape = CholSolveShape<T, C>;
+    constexpr int G = Shape::G, EPT = Shape::EPT, SL = Shape::SL, ES = Shape::ES, NT = tri_size(C);
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    const int q = lane / G, r = lane % G, n = g.n;
+    T *const sh = reinterpret_cast<T *>(chol_smem) + int64_t(team) * EPT * ES;
+    const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
+    const int nr = g.row_major_b ? n : 1, nc = g.row_major_b ? 1 : n;
+    // B's entries of the team's elements from e0 on, in slot `sl`.
+    auto bmap = [&](int64_t e0, int sl) {
+        return [&g, e0, sl](int qq, int rr, int cc, int64_t &go, int &so) {
+            const int64_t ee = e0 + qq;
+            if (ee >= g.batch || (g.skip && g.skip[ee] != 0)) return false;
+            const int64_t idx = int64_t(rr) * g.ldb + cc;
+            go = g.soa_b ? idx * g.sb + ee : ee * g.sb + idx;
+            so = qq * ES + sl * SL + NT + (g.row_major_b ? rr : cc);
+            return true;
+        };
+    };
+    auto prefetch = [&](int64_t e0, int sl) {
+        load_tri_async(g.a, n, e0, g.batch, sh + sl * SL, ES, lane, 32, EPT);
+        team_load_async(g.b, sh, g.soa_b, lane, 32, EPT, nr, nc, bmap(e0, sl));
+    };
+    int slot = 0;
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    __pipeline_commit();
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
+        const T *const L = sh + q * ES + slot * SL;
+        T *const xs = sh + q * ES + slot * SL + NT;
+        __pipeline_wait_prior(0);
+        __syncwarp();
+        // The next element into the other slot (its last reader, the previous copy-out,
+        // finished before the loop's closing __syncwarp).
+        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
+        __pipeline_commit();
+        // Every lane meets every shuffle (the two elements of a warp may differ in
+        // `active`); an inactive element's lanes compute on ones and zeros, unstored.
+        const bool active = e < g.batch && !(g.skip && g.skip[e] != 0);
+        const bool row_ok = active && r < n;
+        T x = row_ok ? xs[r] : T(0);
+        // L y = b
+#pragma unroll
+        for (int j = 0; j < C; ++j) {
+            if (j >= n) break;  // uniform
+            const T lrj = row_ok && r >= j ? L[tri_off(r) + j] : T(1);
+            if (r == j) x = x / lrj;
+            const T y = __shfl_sync(kCholFull, x, j, G);
+            if (r > j) x = fma(-lrj, y, x);
+        }
+        // L^T x = y
+#pragma unroll
+        for (int i = C - 1; i >= 0; --i) {
+            if (i >= n) continue;  // uniform
+            const T lir = active && r <= i ? L[tri_off(i) + r] : T(1);
+            if (r == i) x = x / lir;
+            const T y = __shfl_sync(kCholFull, x, i, G);
+            if (r < i) x = fma(-lir, y, x);
+        }
+        if (row_ok) xs[r] = x;
+        __syncwarp();
+        team_store(g.b, sh, g.soa_b, lane, 32, EPT, nr, nc, bmap(e0, slot));
+        __syncwarp();
+        slot ^= 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // Kernel selection (the same for plan and execute: a function of the problem only)
 
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
@@ -347,6 +594,32 @@ KernelSpec potrf_thread_for(int n) {
 }
 
 constexpr int kThreadMaxN = 8;
+constexpr int kWarpMaxN = 32;
+
+template <class T, int C>
+KernelSpec potrf_warp() {
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&potrf_warp_kernel<T, C>);
+    k.group = CholWarpShape<T, C>::G;
+    k.unit_elements = CholWarpShape<T, C>::EPT;
+    k.unit_shared = CholWarpShape<T, C>::TEAM_BYTES;
+    return k;
+}
+
+template <class T>
+KernelSpec potrf_warp_for(int n) {
+    return n <= 16 ? potrf_warp<T, 16>() : n <= 24 ? potrf_warp<T, 24>() : potrf_warp<T, 32>();
+}
+
+template <class T, int C>
+KernelSpec potrs_warp() {
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&potrs_warp_kernel<T, C>);
+    k.group = CholSolveShape<T, C>::G;
+    k.unit_elements = CholSolveShape<T, C>::EPT;
+    k.unit_shared = round16(int64_t(CholSolveShape<T, C>::EPT) * CholSolveShape<T, C>::ES * int64_t(sizeof(T)));
+    return k;
+}
 
 KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
@@ -363,6 +636,14 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements through shared memory in memory order",
                             n, kThreadMaxN, tri_size(n));
+    } else if (n <= kWarpMaxN) {
+        k = f64 ? potrf_warp_for<double>(n) : potrf_warp_for<float>(n);
+        k.model = Model::WarpGroup;
+        k.unit_threads = 32;
+        k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
+        k.why = fmt::format("n = {} (at most {}): {} lanes per element, one row of the factor each in registers, "
+                            "right-looking, the pivot by a shuffle and each column shared through shared memory",
+                            n, kWarpMaxN, k.group);
     } else {
         const int S = n <= 32 ? 32 : n <= 64 ? 64 : 128;
         k.fn = f64 ? reinterpret_cast<const void *>(&potrf_block_kernel<double>)
@@ -390,6 +671,17 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     // (one from G = 32 on), each its factor and G columns of B; where that exceeds 96 KiB,
     // below 32 grow G (fewer elements per team), above 32 shrink it (fewer columns per
     // chunk; the chunk loop takes the rest), so that n = 128 fits every device's block.
+    if (nrhs == 1 && n > kThreadMaxN && n <= kWarpMaxN) {
+        KernelSpec k = f64 ? (n <= 16 ? potrs_warp<double, 16>() : potrs_warp<double, 32>())
+                           : (n <= 16 ? potrs_warp<float, 16>() : potrs_warp<float, 32>());
+        k.model = Model::WarpGroup;
+        k.unit_threads = 32;
+        k.name = fmt::format("potrs_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
+        k.why = fmt::format("nrhs = 1, n = {}: {} lanes per element, one row of x each in a register, both "
+                            "triangular solves by columns with the solved entry broadcast by a shuffle",
+                            n, k.group);
+        return k;
+    }
     auto team_shared = [&](int g) { return int64_t(std::max(1, 32 / g)) * chol_pad_odd(tri_size(n) + n * g) * es; };
     constexpr int64_t kBudget = 96 * 1024;
     int G = 1;

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cuda/runtime.cuh"
-#include "cuda/staging.cuh"
 
 namespace apairs::batched {
 using namespace apairs::cuda;
@@ -72,6 +72,16 @@ private:
     std::vector<cudaStream_t> s_;
 };
 
+// Waits for a stream on the way out of an exception: no copy from or to the caller's
+// arrays may still run once the error is reported.
+struct Drain {
+    cudaStream_t s;
+    bool armed = true;
+    ~Drain() {
+        if (armed && cudaStreamSynchronize(s) != cudaSuccess) cudaGetLastError();
+    }
+};
+
 }  // namespace
 
 int64_t staging_chunk(int device, int64_t staging_bytes, int64_t batch, const Operand *ops, int count) {
@@ -111,6 +121,9 @@ void execute_cuda(int device, void *stream_ptr, int64_t staging_bytes, int64_t b
     }
     std::vector<Matrix> mats(static_cast<size_t>(count));
     std::vector<void *> ptrs(static_cast<size_t>(count));
+    // Clear an error left by earlier work (e.g. a failed call of the caller's), so that
+    // the checks of this call report this call.
+    cudaGetLastError();
     if (staged.empty()) {
         for (int k = 0; k < count; ++k) mats[size_t(k)] = ops[k].m, ptrs[size_t(k)] = const_cast<void *>(arrays[k]);
         launch(batch, mats.data(), ptrs.data(), caller);
@@ -123,50 +136,84 @@ void execute_cuda(int device, void *stream_ptr, int64_t staging_bytes, int64_t b
     if (chunks > 1) streams = std::make_unique<Streams>(caller);
     auto stream_of = [&](int64_t i) { return streams ? (*streams)[i] : caller; };
 
-    // Chunk i: stage in, launch; then the copies out of chunk i - 1. With pageable host
-    // memory a copy returns only once the host side is done, so queuing chunk i before
-    // chunk i - 1's copies out keeps a kernel running during every copy.
-    struct Slots {
-        std::unique_ptr<Staging> st;
-        std::vector<int> slot;
+    // Where a host operand's chunk of c elements from e0 lies: AoS one run of the chunk's
+    // span; SoA each entry's run of c elements (packed on the device: batch stride c).
+    struct Box {
+        char *user;
+        int64_t rows, width, pitch;
     };
-    std::vector<Slots> ring(size_t(std::min<int64_t>(chunks, kStreams)));
-    for (int64_t i = 0; i <= chunks; ++i) {
-        if (i < chunks) {
-            Slots &r = ring[size_t(i % int64_t(ring.size()))];
-            r.st = std::make_unique<Staging>(device, stream_of(i));
-            r.slot.assign(size_t(count), -1);
-            const int64_t e0 = i * chunk, c = std::min(chunk, batch - e0);
-            for (int k = 0; k < count; ++k) {
-                const Operand &op = ops[k];
-                const Matrix &m = op.m;
-                const int64_t es = int64_t(op.elem);
-                Matrix sub = m;
-                char *base = static_cast<char *>(const_cast<void *>(arrays[k]));
-                if (!host[size_t(k)]) {  // in place: the chunk's first element
-                    ptrs[size_t(k)] = base + (m.soa ? e0 : e0 * m.stride) * es;
-                    mats[size_t(k)] = sub;
-                    continue;
-                }
-                // AoS: one run of the chunk's span; SoA: each entry's run of c elements,
-                // packed (the chunk's batch stride is c).
-                const int64_t rows = m.soa ? m.extent() : 1;
-                const int64_t width = (m.soa ? c : (c - 1) * m.stride + m.extent()) * es;
-                const int64_t pitch = m.soa ? m.stride * es : width;
-                char *p = base + (m.soa ? e0 : e0 * m.stride) * es;
-                if (m.soa) sub.stride = c;
-                mats[size_t(k)] = sub;
-                r.slot[size_t(k)] = op.write ? r.st->out(p, rows, width, pitch, op.name, op.read || has_gaps(m))
-                                             : r.st->in(p, rows, width, pitch, op.name);
-            }
-            r.st->stage();
-            for (int k = 0; k < count; ++k)
-                if (r.slot[size_t(k)] >= 0) ptrs[size_t(k)] = r.st->view(r.slot[size_t(k)]).ptr;
-            launch(c, mats.data(), ptrs.data(), stream_of(i));
+    auto box = [&](int k, int64_t e0, int64_t c) {
+        const Matrix &m = ops[k].m;
+        const int64_t es = int64_t(ops[k].elem);
+        char *base = static_cast<char *>(const_cast<void *>(arrays[k]));
+        const int64_t width = (m.soa ? c : (c - 1) * m.stride + m.extent()) * es;
+        return Box{base + (m.soa ? e0 : e0 * m.stride) * es, m.soa ? m.extent() : 1, width,
+                   m.soa ? m.stride * es : width};
+    };
+    // Every allocation first (the copies' messages, and one set of device buffers per
+    // stream in flight, each for the largest chunk): one that fails does so before any
+    // copy touches the caller's arrays, so a failed call writes nothing.
+    std::vector<std::string> to_device(static_cast<size_t>(count)), to_host(static_cast<size_t>(count));
+    for (int k = 0; k < count; ++k)
+        if (host[size_t(k)]) {
+            to_device[size_t(k)] = fmt::format("copy {} to the device", ops[k].name);
+            to_host[size_t(k)] = fmt::format("copy {} to the host", ops[k].name);
         }
-        if (i >= 1) ring[size_t((i - 1) % int64_t(ring.size()))].st->finish(/*wait=*/chunks == 1);
+    const int sets = int(std::min<int64_t>(chunks, 3));
+    std::vector<std::unique_ptr<StreamBuffer>> buffers(size_t(sets) * size_t(count));
+    for (int s = 0; s < sets; ++s)
+        for (int k = 0; k < count; ++k)
+            if (host[size_t(k)]) {
+                const Box b = box(k, 0, chunk);
+                buffers[size_t(s * count + k)] =
+                    std::make_unique<StreamBuffer>(size_t(b.rows) * size_t(b.width), stream_of(s));
+            }
+
+    // Chunk i on stream i % 3: copies in, the op's kernels, then the copies out of chunk
+    // i - 1. With pageable host memory a copy returns only once the host side is done, so
+    // queuing chunk i before chunk i - 1's copies out keeps a kernel running during
+    // every copy. Buffer set i % 3 is reused by chunk i + 3 on the same stream, after.
+    auto copy_out = [&](int64_t i) {
+        const int64_t e0 = i * chunk, c = std::min(chunk, batch - e0);
+        for (int k = 0; k < count; ++k)
+            if (host[size_t(k)] && ops[k].write) {
+                const Box b = box(k, e0, c);
+                copy_rows(b.user, b.pitch, buffers[size_t(int(i % sets) * count + k)]->get(), b.width, b.width,
+                          b.rows, cudaMemcpyDeviceToHost, stream_of(i), to_host[size_t(k)].c_str());
+            }
+    };
+    Drain drain{caller};  // the chunked run's own streams drain themselves
+    for (int64_t i = 0; i < chunks; ++i) {
+        const int64_t e0 = i * chunk, c = std::min(chunk, batch - e0);
+        for (int k = 0; k < count; ++k) {
+            const Operand &op = ops[k];
+            Matrix sub = op.m;
+            if (!host[size_t(k)]) {  // in place: the chunk's first element
+                char *base = static_cast<char *>(const_cast<void *>(arrays[k]));
+                ptrs[size_t(k)] = base + (sub.soa ? e0 : e0 * sub.stride) * int64_t(op.elem);
+                mats[size_t(k)] = sub;
+                continue;
+            }
+            void *dev = buffers[size_t(int(i % sets) * count + k)]->get();
+            if (sub.soa) sub.stride = c;
+            mats[size_t(k)] = sub, ptrs[size_t(k)] = dev;
+            // A written operand is copied in too when the op reads it or leaves entries
+            // unwritten (padding): the copy back then returns them as they were.
+            if (op.read || has_gaps(op.m)) {
+                const Box b = box(k, e0, c);
+                copy_rows(dev, b.width, b.user, b.pitch, b.width, b.rows, cudaMemcpyHostToDevice, stream_of(i),
+                          to_device[size_t(k)].c_str());
+            }
+        }
+        launch(c, mats.data(), ptrs.data(), stream_of(i));
+        if (i >= 1) copy_out(i - 1);
     }
-    if (streams) streams->synchronize();
+    copy_out(chunks - 1);
+    drain.armed = false;
+    if (streams)
+        streams->synchronize();
+    else
+        check(cudaStreamSynchronize(caller), "cudaStreamSynchronize");
 }
 
 }  // namespace apairs::batched

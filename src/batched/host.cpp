@@ -15,12 +15,15 @@ namespace apairs::batched {
 namespace {
 
 // C_e = alpha op(A_e) op(B_e) + beta C_e for elements [e0, e1). N > 0: m = n = k = N known
-// at compile time. Row i of C is accumulated in acc[0..n) over l = 0..k-1 in order, so
-// every entry sums its k products in order, as the GPU does.
-template <class T, int N>
+// at compile time; Unit: the rows of op(B) and C are contiguous (the j loops vectorise).
+// Row i of C is accumulated in acc[0..n) over l = 0..k-1 in order, so every entry sums
+// its k products in order, as the GPU does.
+template <class T, int N, bool Unit>
 void gemm_range(const GemmProblem &pb, const T *A, const T *B, T *C, int64_t e0, int64_t e1) {
     const int64_t m = N ? N : pb.m, n = N ? N : pb.n, k = N ? N : pb.k;
-    const Strides sa = pb.a.strides(pb.trans_a), sb = pb.b.strides(pb.trans_b), sc = pb.c.strides(false);
+    const Strides sa = pb.a.strides(pb.trans_a);
+    Strides sb = pb.b.strides(pb.trans_b), sc = pb.c.strides(false);
+    if (Unit) sb.col = sc.col = 1;
     const T alpha = T(pb.alpha), beta = T(pb.beta);
     T acc[N ? N : kMaxGemmSize];
     for (int64_t e = e0; e < e1; ++e) {
@@ -44,12 +47,16 @@ void gemm_range(const GemmProblem &pb, const T *A, const T *B, T *C, int64_t e0,
 
 template <class T, int N>
 void gemm_all(const GemmProblem &pb, const T *A, const T *B, T *C, int threads) {
+    const bool unit = pb.b.strides(pb.trans_b).col == 1 && pb.c.strides(false).col == 1;
     // Chunks of elements per iteration keep the loop overhead off tiny elements.
     constexpr int64_t kChunk = 256;
     const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t)
-        gemm_range<T, N>(pb, A, B, C, t * kChunk, std::min(pb.batch, (t + 1) * kChunk));
+        if (unit)
+            gemm_range<T, N, true>(pb, A, B, C, t * kChunk, std::min(pb.batch, (t + 1) * kChunk));
+        else
+            gemm_range<T, N, false>(pb, A, B, C, t * kChunk, std::min(pb.batch, (t + 1) * kChunk));
 }
 
 template <class T>

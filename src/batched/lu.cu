@@ -15,13 +15,16 @@
 // computes, and copies the results back in memory order; pivots go through shared memory
 // too, so that their stores coalesce. Element loops are grid-stride over a resident grid.
 //
-//   getrf, n <= 8 (f32) or 6 (f64): thread-per-element. n is a template parameter: the
-//     element lives in registers, fully unrolled; row swaps are selects on the pivot's row.
+//   getrf, n <= 8: thread-per-element. n is a template parameter: the element lives in
+//     registers, fully unrolled; row swaps are selects on the pivot's row (f64 n = 7, 8
+//     under a larger register budget, so that they do not spill).
 //   getrf, n <= 32: warp-group, G = 8, 16 or 32 lanes per element (C = n rounded up to a
-//     multiple of 8 columns), lane r holding row r in registers. Column j: the pivot by a
-//     max-reduction of the keys over the group's shuffles and a ballot for the lowest row
-//     holding it; the pivot row (and row j, when they swap) through a shared row buffer,
-//     read back with 16-byte loads for the update.
+//     multiple of 8 columns), lane r holding input row r in registers for good and its
+//     current position (rows swap by exchanging positions). Column j: the pivot by a
+//     max-reduction of the keys over the group's shuffles and a ballot (ties: a min-
+//     reduction of the positions); the pivot row through a shared row buffer, read back
+//     with 16-byte loads for the update; the rows land at their final positions. SoA
+//     (where it fits 128 registers): the whole block stages its elements together.
 //   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
 //     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
@@ -59,7 +62,14 @@ constexpr unsigned kFull = 0xffffffffu;
 // The largest n of thread-per-element getrf: its n^2 entries and the staging's loads in
 // flight fit 128 registers (f64 n = 7 spills).
 template <class T>
-constexpr int kThreadMaxN = sizeof(T) == 8 ? 6 : 8;
+constexpr int kThreadMaxN = 8;
+// f64 n = 7, 8 (64 doubles of the element alone) get a larger budget: no spills, fewer
+// warps per SM, still far more elements in flight than the warp kernel's.
+#if CUDART_VERSION >= 12040
+#define LU_THREAD_MAXNREG(T, N) __maxnreg__((sizeof(T) == 8 && (N) > 6) ? 200 : 128)
+#else
+#define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 6) ? 256 : 512))
+#endif
 constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 __host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
 
@@ -186,7 +196,7 @@ struct ThreadShape {
 };
 
 template <class T, int N>
-__global__ void LU_MAXNREG getrf_thread_kernel(const GetrfArgs<T> g) {
+__global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g) {
     using Shape = ThreadShape<T, N>;
     constexpr int ES = Shape::ES, PS = Shape::PS, EPT = Shape::EPT;
     extern __shared__ __align__(16) unsigned char lu_smem[];
@@ -198,7 +208,7 @@ __global__ void LU_MAXNREG getrf_thread_kernel(const GetrfArgs<T> g) {
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
-        load_block<8>(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
+        load_block<N >= 6 ? 16 : 8>(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
         __syncwarp();
 
         T *const my = sh + lane * ES;
@@ -283,33 +293,49 @@ __device__ __forceinline__ void get_row(const T *buf, T (&a)[C]) {
     }
 }
 
-template <class T, int C>
+// Rows are never moved between lanes: lane r keeps row r of the input and `pos`, the
+// row's current logical position (LAPACK's row interchanges act on positions). Column j:
+// the candidates are the lanes at positions >= j; the pivot is the largest key, ties to
+// the lowest position (the first row), the pivot's position is ipiv[j], and the lane at
+// position j takes the pivot's old one. Only the pivot row goes through shared memory.
+// BS (SoA): the block, not the warp, stages its elements, so that the loads of an entry
+// across consecutive elements coalesce.
+template <class T, int C, bool BS>
 __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     using Shape = WarpShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, ES = Shape::ES;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n;
-    unsigned char *region = lu_smem + team * Shape::TEAM_BYTES;
-    T *const sh = reinterpret_cast<T *>(region);
-    int *const pivsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
-    T *const buf = sh + q * ES, *const buf2 = buf + C, *const mat = buf + 2 * C;
     const int64_t per_block = int64_t(teams) * EPT;
+    // The staging team: its shared region (elements' ES blocks, then their pivots), its
+    // threads, its elements, and this lane's element among them.
+    unsigned char *region = BS ? lu_smem : lu_smem + team * Shape::TEAM_BYTES;
+    const int tept = BS ? int(per_block) : EPT, tid = BS ? int(threadIdx.x) : lane, tt = BS ? int(blockDim.x) : 32;
+    const int qq = BS ? team * EPT + q : q;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const pivsh = reinterpret_cast<int *>(region + int64_t(tept) * ES * sizeof(T));
+    T *const buf = sh + qq * ES, *const mat = buf + 2 * C;
+    const unsigned gmask = G == 32 ? kFull : ((1u << G) - 1) << (q * G);
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
-        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
-        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, lane, 32, EPT, All());
-        __syncwarp();
+        const int64_t e0 = BS ? eb : eb + int64_t(team) * EPT, e = e0 + qq;
+        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, tid, tt, tept,
+                                                                    All());
+        if (BS)
+            __syncthreads();
+        else
+            __syncwarp();
 
         const bool row_ok = e < g.batch && r < n;
         T a[C];
 #pragma unroll
         for (int k = 0; k < C; ++k) a[k] = row_ok && k < n ? mat[r * LD + k] : T(0);
-        int info = 0;
+        int info = 0, pos = r;
 #pragma unroll
         for (int j = 0; j < C; ++j) {
             if (j >= n) break;  // uniform: n is the same for every lane
-            const bool cand = row_ok && r >= j;
+            const bool cand = row_ok && pos >= j;
             const auto key = cand ? abs_key(a[j]) : decltype(abs_key(a[j]))(0);
             auto best = key;
 #pragma unroll
@@ -317,20 +343,33 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
                 const auto o = __shfl_xor_sync(kFull, best, off);
                 best = o > best ? o : best;
             }
-            const unsigned mine = (__ballot_sync(kFull, cand && key == best) >> (q * G)) & (G == 32 ? kFull : (1u << G) - 1);
-            const int p = mine ? __ffs(mine) - 1 : j;  // an element past the batch has no candidate
-            if (r == j) pivsh[q * C + j] = p;
-            __syncwarp();  // the previous column's readers are done with the buffers
-            if (r == p) put_row(buf, a);
-            if (r == j && p != j) put_row(buf2, a);
+            const bool hit = cand && key == best;
+            const unsigned mine = __ballot_sync(kFull, hit) & gmask;
+            int pl;  // the pivot's lane
+            if (__any_sync(kFull, __popc(mine) > 1)) {  // a tie: the lowest position wins
+                int mp = hit ? pos : 0x7fff;
+#pragma unroll
+                for (int off = G / 2; off > 0; off /= 2) {
+                    const int o = __shfl_xor_sync(kFull, mp, off);
+                    mp = o < mp ? o : mp;
+                }
+                const unsigned at = __ballot_sync(kFull, hit && pos == mp) & gmask;
+                pl = at ? __ffs(at) - 1 : q * G;
+            } else {
+                pl = mine ? __ffs(mine) - 1 : q * G;  // an element past the batch has no candidate
+            }
+            const int pp = __shfl_sync(kFull, pos, pl);  // the pivot's position: ipiv[j]
+            __syncwarp();  // the previous column's readers are done with the buffer
+            if (lane == pl) {
+                pivsh[qq * C + j] = mine ? pp : j;
+                put_row(buf, a);
+            }
+            const bool piv_lane = lane == pl && mine;
+            if (mine) pos = piv_lane ? j : pos == j ? pp : pos;
             __syncwarp();
-            if (r == j)
-                get_row(buf, a);
-            else if (r == p)
-                get_row(buf2, a);
             const T d = buf[j];
             if ((d == T(0) || d != d) && info == 0) info = j + 1;
-            if (row_ok && r > j) {
+            if (row_ok && pos > j) {
                 const T l = a[j] / pivot_divisor(d);
                 a[j] = l;
 #pragma unroll
@@ -342,15 +381,22 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
                 }
             }
         }
+        __syncwarp();  // the last column's readers are done before the rows land
         if (row_ok)
 #pragma unroll
             for (int k = 0; k < C; ++k)
-                if (k < n) mat[r * LD + k] = a[k];
+                if (k < n) mat[pos * LD + k] = a[k];
         if (r == 0 && e < g.batch) g.info[e] = info;
-        __syncwarp();
-        store_block(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, lane, 32, EPT, All());
-        store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, EPT);
-        __syncwarp();
+        if (BS)
+            __syncthreads();
+        else
+            __syncwarp();
+        store_block(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, tid, tt, tept, All());
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, tt, tept);
+        if (BS)
+            __syncthreads();
+        else
+            __syncwarp();
     }
 }
 
@@ -539,23 +585,36 @@ KernelSpec getrf_thread_for(int n) {
         return n == N ? getrf_thread<T, N>() : getrf_thread_for<T, N - 1>(n);
 }
 
+// The block-staged variant where it fits 128 registers (f64 C = 32 does not: it spills).
 template <class T, int C>
-KernelSpec getrf_warp() {
+constexpr bool kBlockStaged = !(sizeof(T) == 8 && C > 24);
+
+template <class T, int C>
+KernelSpec getrf_warp(bool soa) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C>);
+    k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, false>);
+    if constexpr (kBlockStaged<T, C>)
+        if (soa) k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, true>);
     k.group = WarpShape<T, C>::G;
     k.unit_elements = WarpShape<T, C>::EPT;
     k.unit_shared = WarpShape<T, C>::TEAM_BYTES;
     return k;
 }
 
+// n from 9 (past every thread-per-element size) to 32.
 template <class T>
-KernelSpec getrf_warp_for(int n) {
-    return n <= 8 ? getrf_warp<T, 8>() : n <= 16 ? getrf_warp<T, 16>() : n <= 24 ? getrf_warp<T, 24>()
-                                                                                : getrf_warp<T, 32>();
+KernelSpec getrf_warp_for(int n, bool soa) {
+    return n <= 16 ? getrf_warp<T, 16>(soa) : n <= 24 ? getrf_warp<T, 24>(soa) : getrf_warp<T, 32>(soa);
 }
 
-KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64) {
+// Whether getrf's kernel is the warp-group one staged by the block (SoA, as it fits).
+bool getrf_block_staged(int32_t dtype, int64_t n, bool soa) {
+    const bool f64 = dtype == APAIRS_DTYPE_F64;
+    return soa && n > (f64 ? kThreadMaxN<double> : kThreadMaxN<float>) && n <= 32 &&
+           (f64 ? kBlockStaged<double, 32> || n <= 24 : kBlockStaged<float, 32> || n <= 24);
+}
+
+KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
@@ -570,7 +629,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64) {
                             "each warp staging its 32 elements through shared memory in memory order",
                             n, thread_max, n * n);
     } else if (n <= 32) {
-        k = f64 ? getrf_warp_for<double>(n) : getrf_warp_for<float>(n);
+        k = f64 ? getrf_warp_for<double>(n, soa) : getrf_warp_for<float>(n, soa);
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.name = fmt::format("getrf_warp<{}, {} lanes per element>", tname(dtype), k.group);
@@ -716,7 +775,10 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 }  // namespace
 
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
-    return plan_kernel(getrf_kernel_for(pb.dtype, pb.n), pb.batch, device, occupancy_target, 1,
+    // SoA under the warp-group kernel: blocks of at least 8 warps, whose elements stage
+    // together (an entry of 8 to 32 consecutive elements per load).
+    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
+    return plan_kernel(k, pb.batch, device, occupancy_target, getrf_block_staged(pb.dtype, pb.n, pb.a.soa) ? 8 : 1,
                        fmt::format("batched getrf n={}", pb.n));
 }
 

@@ -10,6 +10,9 @@
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
 //     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
 //     warps share 32 elements and split the row tiles (no reduction, hence no barrier).
+//     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
+//     warps also split the columns into ranges of >= 64, partial sums added in a fixed
+//     order through shared memory.
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot): a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -74,9 +77,24 @@ struct Args {
     int rows, cols;
     double alpha, beta;  // already rounded to T; beta = 0 never reads y
     int64_t batch;
-    int lg, lg_split;
+    int lg, lg_split, lg_cols;  // lg_cols: SoA split kernel, log2 of the column ranges
     bool uniform;  // AoS: every row (rows kernel) or column (cols kernel) starts at one alignment mod 16 bytes
 };
+
+// The SoA kernels' parameter: Args padded past 128 bytes. With the larger parameter nvcc
+// (CUDA 13, sm_90) reads each field from the parameter space where it is used instead of
+// loading them all into registers at entry, which leaves the 64 registers of
+// __launch_bounds__(1024) to loads in flight: SoA gemv f32 n = 8..64 measured 58% -> 82-88%
+// of the bound, f64 n = 8..32 80-82% -> 89-91%, n = 64 54% -> 81% (same source otherwise).
+template <class T>
+struct SoaArgs : Args<T> {
+    int pad[5];
+};
+static_assert(sizeof(SoaArgs<float>) > 128 && sizeof(SoaArgs<double>) > 128, "SoaArgs: past 128 bytes");
+// ... except f32 4 rows x 2 elements (gemv n = 4), measured faster with Args (86-87% against
+// 82-84%). Launches pass SoaArgs to every SoA kernel (Args is its prefix).
+template <class T, int RT, int EW>
+using SoaParam = std::conditional_t<std::is_same_v<T, float> && RT == 4 && EW == 2, Args<T>, SoaArgs<T>>;
 
 template <class T>
 __device__ __forceinline__ int shift_of(const T *p) {
@@ -151,7 +169,7 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
 }
 
 template <class T, int RT, int EW>
-__global__ void __launch_bounds__(1024) vec_soa_kernel(const Args<T> g) {
+__global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW> g) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int W = 1 << g.lg_split, wi = warp & (W - 1);
     constexpr int span = 32 * EW;  // elements of a group of W warps
@@ -165,6 +183,59 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const Args<T> g) {
             else
                 soa_tile<T, RT, EW, false>(g, base, i0, nr);
         }
+}
+
+// SoA, few elements: W = 2^lg_split warps share 32 consecutive elements, as WT row-tile
+// groups times WC = 2^lg_cols ranges of consecutive columns (dot: WT = 1). Each lane sums
+// RT rows over its range in order; the WC partial sums of a tile are then added in range
+// order through shared memory (a fixed order: reproducible). Every thread of a block
+// takes the same trip counts (barriers).
+template <class T, int RT>
+__global__ void __launch_bounds__(1024) vec_soa_split_kernel(const SoaArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    double *const red = reinterpret_cast<double *>(smem_raw);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int W = 1 << g.lg_split, wi = warp & (W - 1), grp = warp >> g.lg_split;
+    const int WC = 1 << g.lg_cols, wc = wi & (WC - 1), wt = wi >> g.lg_cols, WT = W >> g.lg_cols;
+    const int64_t per_block = int64_t(blockDim.x >> 5 >> g.lg_split) * 32;
+    const int len = g.cols, per = (len + WC - 1) / WC, l0 = min(len, wc * per), l1 = min(len, l0 + per);
+    for (int64_t b0 = int64_t(blockIdx.x) * per_block; b0 < g.batch; b0 += int64_t(gridDim.x) * per_block) {
+        const int64_t e = b0 + grp * 32 + lane;
+        const bool ok = e < g.batch;
+        for (int ib = 0; ib < g.rows; ib += WT * RT) {
+            const int i0 = ib + wt * RT, nr = max(0, min(RT, g.rows - i0));
+            double acc[RT];
+#pragma unroll
+            for (int t = 0; t < RT; ++t) acc[t] = 0;
+            if (ok && nr > 0) {
+                // Rows past nr repeat row i0 (the same lines); their sums are dropped.
+                int64_t roff[RT];
+#pragma unroll
+                for (int t = 0; t < RT; ++t) roff[t] = (t < nr ? t : 0) * g.ar;
+                const T *ap = g.a + e * g.ae + i0 * g.ar + l0 * g.ac, *xp = g.x + e * g.xe + l0 * g.xi;
+#pragma unroll(RT >= 4 ? 2 : 8 / RT)
+                for (int l = l0; l < l1; ++l, ap += g.ac, xp += g.xi) {
+                    const double xl = double(__ldg(xp));
+#pragma unroll
+                    for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
+                }
+            }
+            if (WC > 1) {
+#pragma unroll
+                for (int t = 0; t < RT; ++t) red[(warp * RT + t) * 32 + lane] = acc[t];
+                __syncthreads();
+            }
+            if (wc == 0 && ok) {
+#pragma unroll
+                for (int t = 0; t < RT; ++t) {
+                    double sum = acc[t];
+                    for (int c = 1; c < WC; ++c) sum += red[((warp + c) * RT + t) * 32 + lane];
+                    if (t < nr) store(g.y + e * g.ye + (i0 + t) * g.yi, sum, g);
+                }
+            }
+            if (WC > 1) __syncthreads();
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -368,6 +439,38 @@ int aos_split(const Op &o) {
     return int(std::min<int64_t>(32 / gi, pow2ceil(o.cols)));
 }
 
+// SoA with few elements (EW = 1): w warps per 32 elements, wc of them across columns
+// (ranges of at least 64 columns), w / wc across row tiles; used where wc > 1. The
+// launch recomputes wc from w (cfg.group) and the dimensions: never from the batch.
+constexpr int kSplitMinCols = 64;  // columns per range at least (shorter ranges measured slower)
+struct SoaSplit {
+    int w = 1, wc = 1;
+};
+int soa_rt(const Op &o) { return int(std::min<int64_t>(8, pow2ceil(o.rows))); }
+int soa_wc(const Op &o, int w) {
+    const int rt = soa_rt(o);
+    const int tp = int(pow2ceil((o.rows + rt - 1) / rt));
+    return std::max(1, w / tp);
+}
+SoaSplit soa_split_of(const Op &o, int64_t fill) {
+    const int rt = soa_rt(o);
+    const int64_t tp = pow2ceil((o.rows + rt - 1) / rt), groups = (o.batch + 31) / 32;
+    SoaSplit sp;
+    while (groups * 32 * sp.w < fill && sp.w < 32 && (sp.w < tp || (sp.w / tp) * 2 * kSplitMinCols <= o.cols)) sp.w *= 2;
+    sp.wc = soa_wc(o, sp.w);
+    return sp;
+}
+
+template <class T>
+const void *soa_split_kernel(int rt) {
+    switch (rt) {
+    case 1: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 1>);
+    case 2: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 2>);
+    case 4: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 4>);
+    default: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 8>);
+    }
+}
+
 // The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1.
 template <class T>
 const void *soa_kernel(int rt, int ew) {
@@ -397,6 +500,25 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
+        if (ew == 1) {
+            // Few elements of long rows: warps across ranges of columns as well.
+            const SoaSplit sp = soa_split_of(o, fill);
+            if (sp.wc > 1) {
+                k.fn = soa_split_kernel<T>(rt);
+                k.model = Model::BlockPerElement;
+                k.group = sp.w;
+                k.unit_threads = 32 * sp.w;
+                k.unit_elements = 32;
+                k.unit_shared = int64_t(32 * sp.w * rt) * int64_t(sizeof(double));
+                k.name = fmt::format("{}_soa_split<{}, {} rows per thread, {} warps per 32 elements: {} row groups x "
+                                     "{} column ranges>",
+                                     op, tn, rt, sp.w, sp.w / sp.wc, sp.wc);
+                k.why = fmt::format("SoA with only {} elements of {} x {}: {} warps share each 32 elements, split "
+                                    "over rows and {} ranges of columns, partial sums added in a fixed order",
+                                    o.batch, o.rows, o.cols, sp.w, sp.wc);
+                return k;
+            }
+        }
         k.fn = soa_kernel<T>(rt, ew);
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
         k.group = w;
@@ -461,12 +583,26 @@ Args<T> args_of(const Op &o, const CudaConfig &cfg, const void *a, const void *x
     g.lg = lg2(cfg.group);
     if (o.soa) {
         g.lg_split = g.lg;  // warps per 32 elements
+        g.lg_cols = lg2(soa_wc(o, cfg.group));
     } else {
         g.lg_split = lg2(aos_split<T>(o));
         constexpr int V = Vec<T>::n;
         g.uniform = o.rows_contiguous ? (o.rows == 1 || o.ar % V == 0) : (o.cols == 1 || o.ac % V == 0);
     }
     return g;
+}
+
+// Queues the planned kernel: the SoA kernels take SoaArgs (or its prefix Args), the AoS
+// kernels Args.
+template <class T>
+void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T> &g, const char *what) {
+    if (o.soa) {
+        SoaArgs<T> w{};
+        static_cast<Args<T> &>(w) = g;
+        launch_planned(cfg, stream, w, what);
+    } else {
+        launch_planned(cfg, stream, g, what);
+    }
 }
 
 }  // namespace
@@ -491,7 +627,7 @@ void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, 
         g.xi = pb.y.soa ? pb.y.stride : 1;
         g.ye = 1, g.yi = 0;
         g.alpha = 1, g.beta = 0;
-        launch_planned(cfg, stream, g, "batched dot kernel launch");
+        launch_args(o, cfg, stream, g, "batched dot kernel launch");
     };
     if (pb.dtype == APAIRS_DTYPE_F64)
         go(args_of<double>(o, cfg, x, y, r));
@@ -522,7 +658,7 @@ void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream
         g.yi = pb.y.soa ? pb.y.stride : 1;
         g.alpha = double(T(pb.alpha));
         g.beta = double(T(pb.beta));
-        launch_planned(cfg, stream, g, "batched gemv kernel launch");
+        launch_args(o, cfg, stream, g, "batched gemv kernel launch");
     };
     if (pb.dtype == APAIRS_DTYPE_F64)
         go(args_of<double>(o, cfg, A, x, y));

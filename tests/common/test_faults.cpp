@@ -145,8 +145,12 @@ TEST_CASE("every allocation that fails gives OUT_OF_MEMORY, writes nothing and l
     }
 
     // A batched gemm plan: its creation always allocates; its execution on the host
-    // allocates nothing, on CUDA its staging buffers.
-    {
+    // allocates nothing, on CUDA its staging buffers: in one piece, and (a staging budget
+    // of 1 KiB) in chunks over three streams, where every buffer is had before the first
+    // copy, so that no failure leaves some chunks written.
+    for (const double staging : {0.0, 1024.0}) {
+        INFO("APAIRS_OPTION_STAGING_BYTES = " << staging);
+        REQUIRE(apairs_context_set_option(ctx, APAIRS_OPTION_STAGING_BYTES, staging) == APAIRS_SUCCESS);
         const int64_t m = 5, n = 3, k = 7, batch = 33;
         apairs_plan_t plan = kPlanSentinel;
         CHECK(sweep("apairs_plan_create_gemm_batched",

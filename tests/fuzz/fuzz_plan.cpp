@@ -41,6 +41,9 @@
 #include <vector>
 
 #include "apairs.h"
+#include "harness.hpp"
+
+const char *const fuzz::kHarness = "fuzz_plan";
 
 namespace {
 
@@ -55,45 +58,12 @@ constexpr int64_t kMaxExactCheck = int64_t(1) << 14;
 constexpr int kMaxThreadsToRun = 4;  // plans asking for more threads are not executed
 constexpr int kSlots = 4;
 
-[[noreturn]] void violation(const char *what, const std::string &detail = "") {
-    std::fprintf(stderr, "fuzz_plan: CONTRACT VIOLATION: %s%s%s\n", what,
-                 detail.empty() ? "" : ": ", detail.c_str());
-    std::fflush(stderr);
-    std::abort();
-}
-
-#define REQUIRE(cond, ...)                                                       \
-    do {                                                                         \
-        if (!(cond)) violation(#cond, fmt_detail(__VA_ARGS__));                  \
-    } while (0)
-
-std::string fmt_detail() { return ""; }
-__attribute__((format(printf, 1, 2))) std::string fmt_detail(const char *f, ...) {
-    char buf[1024];
-    std::va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    return buf;
-}
+using fuzz::fmt_detail;
+using fuzz::violation;
 
 // ---------------------------------------------------------------------------------
 // Input decoding.
-struct Input {
-    const uint8_t *p;
-    size_t n;
-
-    bool empty() const { return n == 0; }
-    uint8_t u8() {
-        if (n == 0) return 0;
-        --n;
-        return *p++;
-    }
-    uint64_t raw(int bytes) {
-        uint64_t v = 0;
-        for (int k = 0; k < bytes; ++k) v |= uint64_t(u8()) << (8 * k);
-        return v;
-    }
+struct Input : fuzz::Reader {
     // Tag byte t: t < 0xE0 gives t - 16 (-16 .. 207); 0xE0 <= t < 0xFF picks an entry of
     // kSpecial64; 0xFF is followed by 8 raw bytes.
     int64_t i64() {
@@ -104,10 +74,7 @@ struct Input {
             INT64_MAX / 8 + 1, INT64_MIN + 1, int64_t(1) << 31, 4096, 65536, 65537, 1000000,
             int64_t(3037000500), int64_t(2147483648LL) * 2 - 1, -(int64_t(1) << 32), 255, 256,
             1023, 1024, 1025, 3, 2};
-        const uint8_t t = u8();
-        if (t < 0xE0) return int64_t(t) - 16;
-        if (t < 0xFF) return kSpecial64[t - 0xE0];
-        return static_cast<int64_t>(raw(8));
+        return Reader::i64(kSpecial64);
     }
     // As i64, but 0xFF is followed by 4 raw bytes, and specials are 32-bit.
     int32_t i32() {
@@ -115,24 +82,11 @@ struct Input {
             INT32_MIN, INT32_MAX, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 99, 100, 101,
             199, 200, 255, 256, 1024, 65535, 65536, INT32_MIN + 1, INT32_MAX - 1, -2, -100,
             1 << 30, -(1 << 30)};
-        const uint8_t t = u8();
-        if (t < 0xE0) return int32_t(t) - 16;
-        if (t < 0xFF) return kSpecial32[t - 0xE0];
-        return static_cast<int32_t>(static_cast<uint32_t>(raw(4)));
+        return Reader::i32(kSpecial32);
     }
     // Tag byte t: t < 0xC0 gives (t - 64) / 8 (-8 .. 15.875 in eighths); 0xC0 <= t < 0xFF
     // picks an entry of the special table; 0xFF is followed by 8 raw bytes (the bits).
-    double f64() {
-        const uint8_t t = u8();
-        if (t < 0xC0) return (int(t) - 64) / 8.0;
-        if (t < 0xFF) return special_double(t - 0xC0);
-        return bits_to_double(raw(8));
-    }
-    static double bits_to_double(uint64_t b) {
-        double d;
-        std::memcpy(&d, &b, 8);
-        return d;
-    }
+    double f64() { return Reader::f64(special_double); }
     static double special_double(int k) {
         const double inf = std::numeric_limits<double>::infinity();
         const double fmin = std::numeric_limits<float>::min(), fmax = std::numeric_limits<float>::max();
@@ -140,7 +94,7 @@ struct Input {
         switch (k) {
         case 0: return std::numeric_limits<double>::quiet_NaN();
         case 1: return -std::numeric_limits<double>::quiet_NaN();
-        case 2: return bits_to_double(0x7ff000000000dead);  // signalling NaN with payload
+        case 2: return fuzz::bits_to_double(0x7ff000000000dead);  // signalling NaN with payload
         case 3: return inf;
         case 4: return -inf;
         case 5: return -0.0;
@@ -703,7 +657,7 @@ void op_get_option(State &st, Input &in) {
     const int32_t option = in.i32();
     const uint8_t flags = in.u8();
     apairs_context_t h = c ? c->h : nullptr;
-    const double sentinel = Input::bits_to_double(0x7ff800000000beefull);
+    const double sentinel = fuzz::bits_to_double(0x7ff800000000beefull);
     double v = sentinel;
     const apairs_status_t s = apairs_context_get_option(h, option, (flags & 1) ? nullptr : &v);
     Expect x;
