@@ -179,7 +179,8 @@ enum apairs_dtype_e {
  *   LP           (sum |a_k - b_k|^p)^(1/p), p > 0     relative error <= ((d + p + 12) / min(p, 1)
  *                                                       + max_k |ln|a_k - b_k|| + |ln D|) u,
  *                the log terms because p and 1/p are rounded to the element type;
- *                p = 1, 2 and +infinity take the L1, L2 and LINF paths.
+ *                p = 1, 2 and +infinity take the L1, L2 and LINF paths; p = 3 and 4
+ *                form |a_k - b_k|^p by multiplication (no pow), within the same bound.
  *   LINF         max |a_k - b_k|                      relative error <= u
  *   DOT          sum a_k b_k                          |error| <= (d + 4) u sum |a_k b_k|
  *   COSINE       1 - a.b / (|a| |b|), in [0, 2]       |error| <= (2 d + 8) u;

@@ -33,7 +33,8 @@ constexpr int kMaxThreads = 512;  // r <= 16 warps; leaves the compiler up to 12
 // sums (2 s accumulators) within 32 registers, at most 16. More subtiles mean a taller
 // tile, so each staged B row serves more outputs: 16 for float, 8 for double, 2 to 5
 // for cosine's three sums (tools/gpu-notes.md, run 5). LP's step is a pow, which the
-// staging does not slow down but register pressure does: it keeps s = 4.
+// staging does not slow down but register pressure does: it keeps s = 4 (LP with p = 3
+// or 4 multiplies instead, at s = 8: 16 spills in float).
 // The largest block (16 warps) also stays within the default 48 KiB of dynamic shared
 // memory: s * sizeof(element) <= 64.
 constexpr int subtiles(int acc_bytes, int elem_bytes) {
@@ -47,6 +48,8 @@ template <class M>
 constexpr int kSubtiles = subtiles(int(sizeof(typename M::acc_t)), int(sizeof(typename M::in_t)));
 template <class T>
 constexpr int kSubtiles<metric::Lp<T>> = 4;
+template <class T, int K>
+constexpr int kSubtiles<metric::LpInt<T, K>> = 8;  // 16 for float spills 8-16 bytes
 
 template <class M, class O>
 __global__ void __launch_bounds__(kMaxThreads)

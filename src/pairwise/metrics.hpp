@@ -61,6 +61,23 @@ struct Lp {
     APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
 };
 
+// LP with a small integer p = K (3 or 4): |t|^K by multiplication, not pow (a few
+// instructions instead of a special-function sequence; (K - 1) roundings, within LP's
+// bound); only the final root takes pow.
+template <class T, int K>
+struct LpInt {
+    static_assert(K == 3 || K == 4, "LpInt: p = 3 or 4");
+    using in_t = T; using acc_t = T; using out_t = T;
+    T inv_p;
+    APAIRS_HD acc_t init() const { return T(0); }
+    APAIRS_HD void step(acc_t &s, T a, T b) const {
+        const T t = absv(a - b), t2 = t * t;
+        s += K == 3 ? t2 * t : t2 * t2;
+    }
+    APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
+    APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
+};
+
 template <class T>
 struct LInf {
     using in_t = T; using acc_t = T; using out_t = T;

@@ -13,7 +13,8 @@ namespace {
 
 std::string kernel_name(const Problem &pb) {
     std::string m = metric_name(pb.metric);
-    if (pb.metric == APAIRS_METRIC_LP) m += fmt::format("(p={:g})", pb.p);
+    if (pb.metric == APAIRS_METRIC_LP)
+        m += fmt::format("(p={:g}{})", pb.p, pb.p == 3 || pb.p == 4 ? ", |t|^p by multiplication" : "");
     return fmt::format("pairwise<{},{},full-matrix>", m, dtype_name(pb.dtype));
 }
 

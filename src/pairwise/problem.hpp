@@ -41,7 +41,10 @@ void dispatch_metric(const Problem &pb, F &&f) {
     case APAIRS_METRIC_L1: return f(metric::L1<T>{});
     case APAIRS_METRIC_L2: return f(metric::L2<T>{});
     case APAIRS_METRIC_SQEUCLIDEAN: return f(metric::SqEuclidean<T>{});
-    case APAIRS_METRIC_LP: return f(metric::Lp<T>{T(pb.p), T(1.0 / pb.p)});
+    case APAIRS_METRIC_LP:
+        if (pb.p == 3) return f(metric::LpInt<T, 3>{T(1.0 / 3)});
+        if (pb.p == 4) return f(metric::LpInt<T, 4>{T(0.25)});
+        return f(metric::Lp<T>{T(pb.p), T(1.0 / pb.p)});
     case APAIRS_METRIC_LINF: return f(metric::LInf<T>{});
     case APAIRS_METRIC_DOT: return f(metric::Dot<T>{});
     case APAIRS_METRIC_COSINE: return f(metric::Cosine<T>{});
