@@ -1,10 +1,11 @@
-// Host engine: OpenMP over output tiles, cache-blocked, vectorised across columns.
+// Host engine: OpenMP over output tiles, cache-blocked, register-blocked, vectorised
+// across columns.
 //
 // Each thread takes a TI x TJ tile of D. For every slice of DS dimensions it copies
-// the tile's B rows transposed into a small buffer, so that the innermost loop runs
-// over TJ consecutive columns and vectorises without reordering any sum: every D[i][j]
-// is folded over k in order within a slice and slices are merged in order, the same
-// association the CUDA engine uses.
+// the tile's B rows transposed into a small buffer, then folds RI x RJ micro-tiles held
+// in registers, the innermost loop over RJ consecutive columns (vectorised) without
+// reordering any sum: every D[i][j] is folded over k in order within a slice and slices
+// are merged in order, the same association the CUDA engine uses.
 #include "pairwise/host.hpp"
 
 #include <algorithm>
@@ -21,6 +22,41 @@ namespace {
 
 constexpr int64_t TI = kTileRows, TJ = kTileCols, DS = kSliceDims;
 
+// The register tile: RI rows of A against RJ columns of the transposed B slice, each
+// entry folded over the slice's nk dimensions in order into a fresh accumulator and then
+// merged into the tile's totals (the association the CUDA engine uses). Held in
+// registers, the accumulators take one load of B per RI steps.
+constexpr int64_t RI = 4, RJ = 8;
+template <int64_t R, int64_t Cn, class M>
+inline void block(const M &m, const typename M::in_t *a, int64_t lda, const typename M::in_t *bt, int64_t nk,
+                  typename M::acc_t *tot) {
+    typename M::acc_t acc[R][Cn];
+    for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < Cn; ++c) acc[r][c] = m.init();
+    for (int64_t kk = 0; kk < nk; ++kk) {
+        const typename M::in_t *b = bt + kk * TJ;
+#pragma GCC unroll 8
+        for (int64_t r = 0; r < R; ++r) {
+            const typename M::in_t av = a[r * lda + kk];
+#pragma GCC unroll 16
+            for (int64_t c = 0; c < Cn; ++c) m.step(acc[r][c], av, b[c]);
+        }
+    }
+    for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < Cn; ++c) m.merge(tot[r * TJ + c], acc[r][c]);
+}
+// The same for a partial tile at the edges (ri <= RI rows, rj <= RJ columns).
+template <class M>
+void block_edge(const M &m, const typename M::in_t *a, int64_t lda, const typename M::in_t *bt, int64_t nk,
+                typename M::acc_t *tot, int64_t ri, int64_t rj) {
+    for (int64_t r = 0; r < ri; ++r)
+        for (int64_t c = 0; c < rj; ++c) {
+            typename M::acc_t acc = m.init();
+            for (int64_t kk = 0; kk < nk; ++kk) m.step(acc, a[r * lda + kk], bt[kk * TJ + c]);
+            m.merge(tot[r * TJ + c], acc);
+        }
+}
+
 template <class M, class O>
 void run(const M m, const Problem &pb, const typename M::in_t *A, const typename M::in_t *B,
          const O out, int threads) {
@@ -32,7 +68,7 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
     // Every thread's scratch is allocated here, before the parallel region: nothing
     // inside it can throw (an exception may not leave an OpenMP region).
     struct Scratch {
-        std::vector<acc_t> tot = std::vector<acc_t>(TI * TJ), part = std::vector<acc_t>(TJ);
+        std::vector<acc_t> tot = std::vector<acc_t>(TI * TJ);
         std::vector<in_t> bt = std::vector<in_t>(DS * TJ);
         typename O::Shared sh{};
     };
@@ -57,19 +93,15 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
                 for (int64_t jj = 0; jj < nj; ++jj)
                     for (int64_t kk = 0; kk < nk; ++kk)
                         bt[kk * TJ + jj] = B[(j0 + jj) * pb.ldb + k0 + kk];
-                for (int64_t ii = 0; ii < ni; ++ii) {
-                    const in_t *a = A + (i0 + ii) * pb.lda + k0;
-                    acc_t *p = w.part.data();
-                    for (int64_t jj = 0; jj < nj; ++jj) p[jj] = m.init();
-                    for (int64_t kk = 0; kk < nk; ++kk) {
-                        const in_t av = a[kk];
-                        const in_t *b = &bt[kk * TJ];
-#pragma omp simd
-                        for (int64_t jj = 0; jj < nj; ++jj) m.step(p[jj], av, b[jj]);
+                for (int64_t ii = 0; ii < ni; ii += RI)
+                    for (int64_t jj = 0; jj < nj; jj += RJ) {
+                        const in_t *a = A + (i0 + ii) * pb.lda + k0;
+                        if (ii + RI <= ni && jj + RJ <= nj)
+                            block<RI, RJ>(m, a, pb.lda, &bt[jj], nk, &tot[ii * TJ + jj]);
+                        else
+                            block_edge(m, a, pb.lda, &bt[jj], nk, &tot[ii * TJ + jj], std::min(RI, ni - ii),
+                                       std::min(RJ, nj - jj));
                     }
-                    acc_t *row = &tot[ii * TJ];
-                    for (int64_t jj = 0; jj < nj; ++jj) m.merge(row[jj], p[jj]);
-                }
             }
             out.begin(w.sh, 0, 1);
             for (int64_t ii = 0; ii < ni; ++ii)
