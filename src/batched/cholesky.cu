@@ -777,7 +777,7 @@ void potrs_launch(const PotrsProblem &pb, const CudaConfig &cfg, void *stream, c
 
 PotrfProblem potrf_of(const PosvProblem &pb) {
     PotrfProblem f;
-    f.dtype = pb.dtype, f.lower = pb.lower, f.n = pb.n, f.a = pb.a, f.batch = pb.batch;
+    f.dtype = pb.dtype, f.lower = pb.lower, f.n = pb.n, f.a = pb.a, f.info = pb.info, f.batch = pb.batch;
     return f;
 }
 PotrsProblem potrs_of(const PosvProblem &pb) {

@@ -104,12 +104,12 @@ int64_t staging_chunk(int device, int64_t staging_bytes, int64_t batch, const Op
     return std::min(chunk, batch);
 }
 
-void execute_cuda(int device, void *stream_ptr, int64_t staging_bytes, int64_t batch, const Operand *ops, int count,
+void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, const Operand *ops, int count,
                   const void *const *arrays, const ChunkLaunch &launch) {
     DeviceScope scope(device);
     cudaStream_t caller = static_cast<cudaStream_t>(stream_ptr);
-    std::vector<Operand> staged;  // the host operands (geometry for the chunk size)
     std::vector<bool> host(static_cast<size_t>(count));
+    bool any_host = false;
     for (int k = 0; k < count; ++k) {
         int dev = -1;
         const Memory kind = classify(arrays[k], &dev);
@@ -117,20 +117,19 @@ void execute_cuda(int device, void *stream_ptr, int64_t staging_bytes, int64_t b
             fail(APAIRS_ERROR_INVALID_POINTER, "{} is memory of device {}, but the plan is on device {}",
                  ops[k].name, dev, device);
         host[size_t(k)] = kind == Memory::Host;
-        if (host[size_t(k)]) staged.push_back(ops[k]);
+        any_host = any_host || host[size_t(k)];
     }
     std::vector<Matrix> mats(static_cast<size_t>(count));
     std::vector<void *> ptrs(static_cast<size_t>(count));
     // Clear an error left by earlier work (e.g. a failed call of the caller's), so that
     // the checks of this call report this call.
     cudaGetLastError();
-    if (staged.empty()) {
+    if (!any_host) {
         for (int k = 0; k < count; ++k) mats[size_t(k)] = ops[k].m, ptrs[size_t(k)] = const_cast<void *>(arrays[k]);
         launch(batch, mats.data(), ptrs.data(), caller);
         return;
     }
 
-    const int64_t chunk = staging_chunk(device, staging_bytes, batch, staged.data(), int(staged.size()));
     const int64_t chunks = (batch + chunk - 1) / chunk;
     std::unique_ptr<Streams> streams;
     if (chunks > 1) streams = std::make_unique<Streams>(caller);

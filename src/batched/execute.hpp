@@ -27,13 +27,15 @@ struct Operand {
 // batch stride differ from the plan's).
 using ChunkLaunch = std::function<void(int64_t batch, const Matrix *mats, void *const *ptrs, void *stream)>;
 
-// staging_bytes: device memory the staging may use (0: the default, 192 MiB or a quarter
-// of the free memory if less). Returns after queuing when every array is in device
-// memory, else when the host arrays are written.
-void execute_cuda(int device, void *stream, int64_t staging_bytes, int64_t batch, const Operand *ops, int count,
+// Runs the op: device arrays in place, host arrays staged `chunk` elements at a time (the
+// plan's staging_chunk). Returns after queuing when every array is in device memory, else
+// when the host arrays are written.
+void execute_cuda(int device, void *stream, int64_t chunk, int64_t batch, const Operand *ops, int count,
                   const void *const *arrays, const ChunkLaunch &launch);
 
-// The chunk size (elements) execute_cuda uses for host arrays: described by the plan.
+// The chunk (elements) for host arrays, chosen once by the plan as if every operand were
+// staged: staging_bytes of device memory (0: the default, 192 MiB or a quarter of the free
+// memory if less) hold three chunks in flight.
 int64_t staging_chunk(int device, int64_t staging_bytes, int64_t batch, const Operand *ops, int count);
 
 }  // namespace apairs::batched

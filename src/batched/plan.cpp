@@ -18,14 +18,6 @@ std::string operand_name(const Matrix &x) {
 
 const char *type_name(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
-// info (and any one-entry-per-element array): entry e at e.
-Matrix info_matrix() {
-    Matrix m;
-    m.rows = m.cols = m.ld = m.stride = 1;
-    m.row_major = false;
-    return m;
-}
-
 // One operation of the family: its problem, names, its arrays (in the order of its
 // execute function) and how each backend runs it. On CUDA, `with` gives the problem of a
 // chunk of the batch (execute.hpp) and `launch` queues its kernels.
@@ -95,11 +87,11 @@ struct Potrf {
     static Config plan(const Problem &pb, int device, double target) { return plan_potrf_cuda(pb, device, target); }
     static void operands(const Problem &pb, Operand *o) {
         o[0] = operand_of("A", pb.a, pb.elem_size(), true, true);
-        o[1] = operand_of("info", info_matrix(), sizeof(int32_t), false, true);
+        o[1] = operand_of("info", pb.info, sizeof(int32_t), false, true);
     }
     static Problem with(const Problem &pb, int64_t batch, const Matrix *m) {
         Problem q = with_batch(pb, batch);
-        q.a = m[0];
+        q.a = m[0], q.info = m[1];
         return q;
     }
     static void launch(const Problem &pb, const Config &c, void *stream, const void *const *x) {
@@ -389,13 +381,13 @@ public:
             cuda_ = Op::plan(pb_, ctx.device, ctx.occupancy_target);
             Op::operands(pb_, ops_);
             const CudaConfig &c = first(cuda_);
-            const int64_t chunk = staging_chunk(ctx.device, ctx.staging_bytes, pb_.batch, ops_, Op::arity);
+            chunk_ = staging_chunk(ctx.device, ctx.staging_bytes, pb_.batch, ops_, Op::arity);
             description = fmt::format(
                 "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} {}; host arrays: staged in {}", c.device,
                 c.device_name, c.cc_major, c.cc_minor, c.sm_count, Op::kernel(pb_), describe(cuda_),
-                chunk >= pb_.batch ? std::string("one piece")
-                                   : fmt::format("chunks of {} elements over 3 streams, copies overlapping kernels",
-                                                 chunk));
+                chunk_ >= pb_.batch ? std::string("one piece")
+                                    : fmt::format("chunks of {} elements over 3 streams, copies overlapping kernels",
+                                                  chunk_));
             return;
         }
 #endif
@@ -412,7 +404,7 @@ public:
     void execute(const void *const *arrays) const override {
 #if APAIRS_HAVE_CUDA
         if (ctx.backend == APAIRS_BACKEND_CUDA) {
-            execute_cuda(ctx.device, ctx.stream, ctx.staging_bytes, pb_.batch, ops_, Op::arity, arrays,
+            execute_cuda(ctx.device, ctx.stream, chunk_, pb_.batch, ops_, Op::arity, arrays,
                          [&](int64_t batch, const Matrix *mats, void *const *ptrs, void *stream) {
                              Op::launch(Op::with(pb_, batch, mats), cuda_, stream, ptrs);
                          });
@@ -428,6 +420,7 @@ private:
 #if APAIRS_HAVE_CUDA
     typename Op::Config cuda_;
     Operand ops_[Op::arity];
+    int64_t chunk_ = 0;  // elements per chunk of staged host arrays
 #endif
 };
 

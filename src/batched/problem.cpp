@@ -133,6 +133,7 @@ PotrfProblem make_potrf_problem(int32_t dtype, int32_t layout, int32_t order, in
     pb.n = n, pb.batch = batch;
     pb.a = operand(layout == APAIRS_LAYOUT_SOA, order == APAIRS_ORDER_ROW_MAJOR, n, n, lda, stride_a, batch,
                    pb.elem_size(), "lda", "stride_a");
+    pb.info = scalars();
     return pb;
 }
 

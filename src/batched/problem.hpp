@@ -37,7 +37,7 @@ struct PotrfProblem {
     int32_t dtype = 0;
     bool lower = true;
     int64_t n = 0;
-    Matrix a;  // n x n
+    Matrix a, info;  // a: n x n; info: one int32 per element, info[e]
     int64_t batch = 0;
     size_t elem_size() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
 };
