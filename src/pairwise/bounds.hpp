@@ -27,10 +27,19 @@ inline long double error_bound(int32_t metric, long double p, long double u, int
     switch (metric) {
     case APAIRS_METRIC_L1:
     case APAIRS_METRIC_L2:
-    case APAIRS_METRIC_SQEUCLIDEAN: return (dd + 4) * u * v;
+    case APAIRS_METRIC_SQEUCLIDEAN: {
+        // The engines' three-level blocked order: no term passes through more than b
+        // additions (problem.hpp, kSliceDims and kSlicesPerGroup).
+        const long double slices = std::ceil(dd / 32), groups = std::ceil(dd / 1024);
+        const long double b = std::min(dd, 32.0L) + std::min(slices, 32.0L) + groups;
+        return (std::min(dd, b) + 4) * u * v;
+    }
     case APAIRS_METRIC_LP: {
-        // The log terms: p and 1/p are rounded to the element type.
+        // The log terms: p and 1/p are rounded to the element type. F32 (u > 2^-30) also
+        // allows CUDA's step 2^(p log2 t) by the lg2 and ex2 approximations (metrics.hpp,
+        // pow_term): about (3.5 + 2 |ln t| + 3 / p) u more after the final root.
         const long double log_value = (v != 0 && std::isfinite(v)) ? std::fabs(std::log(v)) : 0;
+        if (u > 0x1p-30L) return ((dd + p + 20) / std::min(p, 1.0L) + 3 * max_log + log_value) * u * v;
         return ((dd + p + 12) / std::min(p, 1.0L) + max_log + log_value) * u * v;
     }
     case APAIRS_METRIC_LINF: return u * v;

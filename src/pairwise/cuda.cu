@@ -1,16 +1,24 @@
-// CUDA engine: the tile / subtile / slice decomposition of Sarje & Aluru (2013).
+// CUDA engine: the tile / subtile / slice decomposition of Sarje & Aluru (2013), with
+// each thread's outputs register-tiled across rows and columns.
 //
-// A block of r x c threads (c = 32, one warp across columns; r warps, chosen by the
-// occupancy estimator) owns an (r*s) x c tile of D and computes it one r x c subtile
-// at a time. The vectors are staged through shared memory d' dimensions at a time:
-// each slice brings the tile's r*s rows of A and c rows of B, every thread folds the
-// slice for its s outputs into fresh accumulators and merges them into its running
-// totals, which stay in registers across slices. Tiles are visited in a grid-stride
-// loop, so any n1 x n2 fits any grid.
+// A block of 16 x (2 w) threads (w warps, chosen by the occupancy estimator above a
+// floor the tile's reuse needs) owns a BM x BN tile of D, BM = 2 w TM and BN = 16 TN:
+// thread (ty, tx) computes the TM x TN outputs of rows ty*TM.. and columns tx*TN.. of
+// the tile, their accumulators in registers. The vectors are staged through shared
+// memory one slice (KB = d' dimensions) at a time, transposed (dimension-major) so that a thread reads
+// its TM values of A and TN values of B for one dimension with 16-byte loads, each
+// value then serving TN (or TM) outputs. Stages are double-buffered with cp.async
+// (4- and 8-byte elements): the copy of stage k+1 runs while stage k is folded.
+//
+// Summation order (the same as the host engine's, and what apairs.h's bounds assume):
+// every output folds each slice of kSliceDims dimensions in order into a fresh
+// accumulator, adds kSlicesPerGroup slices' sums in order into a group sum, and adds the
+// group sums in order. Metrics whose fold does not depend on the order (integer counts,
+// max) keep one accumulator and a larger tile. Tiles are visited in a grid-stride loop,
+// so any n1 x n2 fits any grid.
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <memory>
 #include <stdexcept>
 #include <fmt/format.h>
 
@@ -24,99 +32,213 @@ namespace apairs::pairwise {
 using namespace apairs::cuda;
 namespace {
 
-constexpr int C = 32;          // columns of a tile = threads across a block row (a warp)
-constexpr int DS = kSliceDims; // d': dimensions per slice
-constexpr int PAD = DS + 1;    // shared-memory row stride: conflict-free column reads
-constexpr int kMaxThreads = 512;  // r <= 16 warps; leaves the compiler up to 128 registers
+constexpr int TX = 16;             // threads across a block's columns
+constexpr int KB = kSliceDims;     // dimensions per staged buffer: one slice
+constexpr int kMaxWarps = 8;       // 256 threads: two blocks' registers fit an SM at <= 128 each
+constexpr int kMinBlocks = 2;
+static_assert(kSliceDims % KB == 0 && KB % 16 == 0);
 
-// s, the subtiles per tile: as many as keep the running totals and the slice's partial
-// sums (2 s accumulators) within 32 registers, at most 16. More subtiles mean a taller
-// tile, so each staged B row serves more outputs: 16 for float, 8 for double, 2 to 5
-// for cosine's three sums (tools/gpu-notes.md, run 5). LP's step is a pow, which the
-// staging does not slow down but register pressure does: it keeps s = 4 (LP with p = 3
-// or 4 multiplies instead, at s = 8: 16 spills in float).
-// The largest block (16 warps) also stays within the default 48 KiB of dynamic shared
-// memory: s * sizeof(element) <= 64.
-constexpr int subtiles(int acc_bytes, int elem_bytes) {
-    return std::min({16, std::max(2, 64 / acc_bytes), 64 / elem_bytes});
-}
-// The values README.md and the notes state: float / double sums, cosine float / double,
-// uint8 and double Hamming (int32 counts).
-static_assert(subtiles(4, 4) == 16 && subtiles(8, 8) == 8 && subtiles(12, 4) == 5 &&
-              subtiles(24, 8) == 2 && subtiles(4, 1) == 16 && subtiles(4, 8) == 8);
+// Registers of accumulators one output needs: three levels (slice, group, total), or
+// one for an order-independent fold.
 template <class M>
-constexpr int kSubtiles = subtiles(int(sizeof(typename M::acc_t)), int(sizeof(typename M::in_t)));
+constexpr int acc_regs() {
+    return (M::reorderable ? 1 : 3) * int((sizeof(typename M::acc_t) + 3) / 4);
+}
+// The thread tile TM x TN: the largest of 8x8, 8x4, 4x4, 4x2, 2x2 whose accumulators fit
+// 96 registers, leaving room for the operands and addresses within 128; at most 4 x 4
+// for 8-byte elements, whose operands take two registers each (ptxas: LINF in double
+// spills 176 bytes at 8 x 4).
+template <class M>
+struct Tile {
+    static constexpr int fit = 96 / acc_regs<M>();
+    static constexpr int outs = sizeof(typename M::in_t) == 8 && fit > 16 ? 16 : fit;
+    static constexpr int TM = outs >= 32 ? 8 : outs >= 16 ? 4 : outs >= 8 ? 4 : 2;
+    static constexpr int TN = outs >= 64 ? 8 : outs >= 32 ? 4 : outs >= 16 ? 4 : 2;
+    static_assert(TM * TN * acc_regs<M>() <= 96);
+};
+// General LP and half-integer LP: a pow or a square root, whose temporaries need registers too (ptxas: no
+// spills at 4 x 4 in float, 4 x 2 in double). Hamming's compare-and-select steps keep
+// more temporaries live than a sum: 8 x 4 (8 x 8 spills).
 template <class T>
-constexpr int kSubtiles<metric::Lp<T>> = 4;
+struct Tile<metric::Lp<T>> {
+    static constexpr int TM = 4, TN = sizeof(T) == 8 ? 2 : 4;
+};
 template <class T, int K>
-constexpr int kSubtiles<metric::LpInt<T, K>> = 8;  // 16 for float spills 8-16 bytes
+struct Tile<metric::LpHalf<T, K>> {  // float: L1's tile; double: sqrt's called slow path
+    static constexpr int TM = 4, TN = sizeof(T) == 8 ? 2 : 8;
+};
+template <class T, class Out>
+struct Tile<metric::Hamming<T, Out>> {
+    static constexpr int TM = 8, TN = 4;
+};
+
+// Row stride (elements) of a transposed stage: 16 bytes past the rows, so that the
+// vector reads stay 16-byte aligned and a warp's staging stores (16 dimensions x 2 rows)
+// fall in 32 banks at most twice each for 4-byte elements.
+template <class T>
+__host__ __device__ constexpr int stage_ld(int rows) {
+    return rows + (sizeof(T) >= 4 ? int(16 / sizeof(T)) : 16);
+}
+
+template <class T>
+__host__ __device__ constexpr int64_t stage_bytes(int bm, int bn) {
+    return int64_t(2) * KB * (stage_ld<T>(bm) + stage_ld<T>(bn)) * int64_t(sizeof(T));
+}
+
+// Loads N consecutive elements of shared memory (16-byte aligned when N * size is a
+// multiple of 16) into registers with as few instructions as the size allows.
+template <class T, int N>
+__device__ __forceinline__ void load_vec(const T *p, T (&v)[N]) {
+    constexpr int bytes = N * int(sizeof(T));
+    constexpr int W = bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : int(sizeof(T)), per = W / int(sizeof(T));
+    struct alignas(W) Chunk {
+        T x[per];
+    };
+#pragma unroll
+    for (int q = 0; q < N / per; ++q) {
+        const Chunk c = reinterpret_cast<const Chunk *>(p)[q];
+#pragma unroll
+        for (int e = 0; e < per; ++e) v[q * per + e] = c.x[e];
+    }
+}
+
+// One element global -> shared: cp.async for 4- and 8-byte elements (zero-filled when
+// !valid, src then only needs to be a valid address), else a plain load and store.
+template <class T>
+__device__ __forceinline__ void copy_async(T *dst, const T *src, bool valid) {
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))),
+                     "r"(valid ? int(sizeof(T)) : 0));
+    } else {
+        *dst = valid ? *src : T(0);
+    }
+}
+__device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// Stages rows [r0, r0 + rows) x dimensions [k0, k0 + KB) of X (n rows, d dimensions)
+// transposed into S[k * ld + r], zero outside the matrix. A warp copies 2 rows x 16
+// dimensions per instruction (whole 32-byte sectors; the shared stores meet each bank
+// at most twice); warp w of nw takes the row pairs w, w + nw, ... Every thread's rows
+// are fixed for the tile and only k0 moves, so a copy costs a pointer step and its
+// predicate.
+template <int Trips = 0, class T>
+__device__ __forceinline__ void stage(T *S, int ld, const T *__restrict__ X, int64_t ldx, int64_t r0, int rows,
+                                      int64_t n, int64_t k0, int64_t d, int warp, int lane, int nwarps) {
+    const int step = 2 * nwarps, r_first = 2 * warp + (lane >> 4);
+    const int valid_rows = static_cast<int>(n - r0 < rows ? n - r0 : rows);
+    const int64_t src_step = step * ldx;
+#pragma unroll
+    for (int h = 0; h < KB / 16; ++h) {
+        const int k = (lane & 15) + 16 * h;
+        const bool k_ok = k0 + k < d;
+        int r = r_first;
+        const T *src = X + (r0 + r) * ldx + k0 + k;
+        T *dst = S + k * ld + r;
+        // Trips > 0: the caller knows every thread copies exactly Trips rows (A: TM).
+#pragma unroll
+        for (int q = 0; Trips > 0 ? q < Trips : r < rows; ++q, r += step, src += src_step, dst += step) {
+            const bool valid = k_ok && r < valid_rows;
+            copy_async(dst, valid ? src : X, valid);
+        }
+    }
+}
 
 template <class M, class O>
-__global__ void __launch_bounds__(kMaxThreads)
+__global__ void __launch_bounds__(kMaxWarps * 32, kMinBlocks)
 pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
-                const typename M::in_t *__restrict__ B, int64_t ldb, int64_t n1, int64_t n2,
-                int64_t d, const O out, int64_t tiles_j, int64_t ntiles) {
+                const typename M::in_t *__restrict__ B, int64_t ldb, int64_t n1, int64_t n2, int64_t d,
+                const O out, int64_t tiles_j, int64_t ntiles) {
     using T = typename M::in_t;
     using acc_t = typename M::acc_t;
-    constexpr int S = kSubtiles<M>;
+    constexpr int TM = Tile<M>::TM, TN = Tile<M>::TN, BN = TX * TN;
+    constexpr bool kLevels = !M::reorderable;
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ typename O::Shared osh;
 
-    const int R = blockDim.y, tx = threadIdx.x, ty = threadIdx.y;
-    const int tid = ty * C + tx, nthreads = R * C;
-    T *As = reinterpret_cast<T *>(smem);  // (R*S) x PAD
-    T *Bs = As + R * S * PAD;             // C x PAD
+    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
+    const int nthreads = TX * blockDim.y, nwarps = nthreads / 32, warp = tid / 32, lane = tid % 32;
+    const int BM = TM * blockDim.y;
+    const int lda_s = stage_ld<T>(BM), ldb_s = stage_ld<T>(BN);
+    // Two buffers, each a KB x BM stage of A then a KB x BN stage of B.
+    const int buf_elems = KB * (lda_s + ldb_s);
+    T *const stage0 = reinterpret_cast<T *>(smem);
+    const int64_t nstages = (d + KB - 1) / KB;
+    constexpr int kStagesPerSlice = kSliceDims / KB, kStagesPerGroup = kStagesPerSlice * kSlicesPerGroup;
 
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const int64_t i0 = t / tiles_j * (R * S), j0 = t % tiles_j * C;
-        acc_t tot[S];
+        const int64_t i0 = t / tiles_j * BM, j0 = t % tiles_j * BN;
+        acc_t tot[TM][TN], mid[TM][TN], part[TM][TN];
 #pragma unroll
-        for (int s = 0; s < S; ++s) tot[s] = m.init();
+        for (int a = 0; a < TM; ++a)
+#pragma unroll
+            for (int b = 0; b < TN; ++b) tot[a][b] = mid[a][b] = part[a][b] = m.init();
 
-        for (int64_t k0 = 0; k0 < d; k0 += DS) {
-            const int nk = static_cast<int>(d - k0 < DS ? d - k0 : DS);
-            // Stage the slice: consecutive threads read consecutive dimensions of a row.
-            for (int e = tid; e < R * S * DS; e += nthreads) {
-                const int r = e / DS, k = e % DS;
-                const int64_t i = i0 + r;
-                As[r * PAD + k] = (i < n1 && k < nk) ? A[i * lda + k0 + k] : T(0);
-            }
-            for (int e = tid; e < C * DS; e += nthreads) {
-                const int c = e / DS, k = e % DS;
-                const int64_t j = j0 + c;
-                Bs[c * PAD + k] = (j < n2 && k < nk) ? B[j * ldb + k0 + k] : T(0);
-            }
-            __syncthreads();
-            // Fold the slice: each B element read from shared memory serves all s
-            // subtiles (the A elements are warp-wide broadcasts).
-            const T *b = Bs + tx * PAD;
-            const T *a = As + ty * PAD;
-            acc_t part[S];
-#pragma unroll
-            for (int s = 0; s < S; ++s) part[s] = m.init();
-            auto fold = [&](int k) {
-                const T bk = b[k];
-#pragma unroll
-                for (int s = 0; s < S; ++s) m.step(part[s], a[s * R * PAD + k], bk);
-            };
-            if (nk == DS) {
-#pragma unroll 8
-                for (int k = 0; k < DS; ++k) fold(k);
+        stage<TM>(stage0, lda_s, A, lda, i0, BM, n1, 0, d, warp, lane, nwarps);
+        stage(stage0 + KB * lda_s, ldb_s, B, ldb, j0, BN, n2, 0, d, warp, lane, nwarps);
+        async_commit();
+        for (int64_t st = 0; st < nstages; ++st) {
+            const int buf = int(st & 1);
+            if (st + 1 < nstages) {
+                const int64_t k1 = (st + 1) * KB;
+                T *const next = stage0 + (buf ^ 1) * buf_elems;
+                stage<TM>(next, lda_s, A, lda, i0, BM, n1, k1, d, warp, lane, nwarps);
+                stage(next + KB * lda_s, ldb_s, B, ldb, j0, BN, n2, k1, d, warp, lane, nwarps);
+                async_commit();
+                async_wait<1>();
             } else {
-                for (int k = 0; k < nk; ++k) fold(k);
+                async_wait<0>();
             }
-#pragma unroll
-            for (int s = 0; s < S; ++s) m.merge(tot[s], part[s]);
             __syncthreads();
+            // Fold the stage: dimensions past d were staged as zeros, which add nothing
+            // (every metric's step of (0, 0) leaves its accumulator unchanged).
+            const T *a_s = stage0 + buf * buf_elems + ty * TM, *b_s = stage0 + buf * buf_elems + KB * lda_s + tx * TN;
+#pragma unroll 2
+            for (int k = 0; k < KB; ++k) {
+                T av[TM], bv[TN];
+                load_vec(a_s + k * lda_s, av);
+                load_vec(b_s + k * ldb_s, bv);
+#pragma unroll
+                for (int a = 0; a < TM; ++a)
+#pragma unroll
+                    for (int b = 0; b < TN; ++b) m.step(kLevels ? part[a][b] : tot[a][b], av[a], bv[b]);
+            }
+            if constexpr (kLevels) {
+                const bool slice_end = (st + 1) % kStagesPerSlice == 0 || st + 1 == nstages;
+                const bool group_end = (st + 1) % kStagesPerGroup == 0 || st + 1 == nstages;
+                if (slice_end) {
+#pragma unroll
+                    for (int a = 0; a < TM; ++a)
+#pragma unroll
+                        for (int b = 0; b < TN; ++b) {
+                            m.merge(mid[a][b], part[a][b]);
+                            part[a][b] = m.init();
+                        }
+                }
+                if (group_end) {
+#pragma unroll
+                    for (int a = 0; a < TM; ++a)
+#pragma unroll
+                        for (int b = 0; b < TN; ++b) {
+                            m.merge(tot[a][b], mid[a][b]);
+                            mid[a][b] = m.init();
+                        }
+                }
+            }
+            __syncthreads();  // the buffer is restaged by the next iteration's copy
         }
 
         out.begin(osh, tid, nthreads);
         __syncthreads();
 #pragma unroll
-        for (int s = 0; s < S; ++s) {
-            const int64_t i = i0 + s * R + ty, j = j0 + tx;
-            if (i < n1 && j < n2) out.emit(osh, i, j, m.finish(tot[s]));
-        }
+        for (int a = 0; a < TM; ++a)
+#pragma unroll
+            for (int b = 0; b < TN; ++b) {
+                const int64_t i = i0 + ty * TM + a, j = j0 + tx * TN + b;
+                if (i < n1 && j < n2) out.emit(osh, i, j, m.finish(tot[a][b]));
+            }
         __syncthreads();
         out.end(osh, tid, nthreads);
     }
@@ -125,26 +247,14 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
-int64_t tile_count(const Problem &pb, int r, int s, int64_t *tiles_j) {
-    *tiles_j = (pb.n2 + C - 1) / C;
-    const int64_t rows = int64_t(r) * s;
-    return (pb.n1 + rows - 1) / rows * *tiles_j;
-}
-
-// Dynamic shared memory of a block of r warps: (r*s) rows of A and c rows of B.
-constexpr int64_t dynamic_shared(int r, int s, size_t elem) {
-    return (int64_t(r) * s + C) * PAD * int64_t(elem);
-}
-static_assert(dynamic_shared(kMaxThreads / C, subtiles(4, 4), 4) <= 48 * 1024 &&
-                  dynamic_shared(kMaxThreads / C, subtiles(4, 8), 8) <= 48 * 1024 &&
-                  dynamic_shared(kMaxThreads / C, subtiles(4, 1), 1) <= 48 * 1024,
-              "the largest block must fit the default 48 KiB of dynamic shared memory");
-
 struct Kernel {
     const void *fn = nullptr;
     size_t elem = 0;  // bytes per input element
-    int s = 0;        // subtiles per tile
+    int tm = 0, tn = 0;
+    int min_warps = 0;  // the reuse floor: the smallest block whose tile is square
 };
+
+int64_t dynamic_shared(const Kernel &k, int warps);
 
 Kernel kernel_for(const Problem &pb) {
     Kernel k;
@@ -152,9 +262,35 @@ Kernel kernel_for(const Problem &pb) {
         using M = decltype(m);
         k.fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>>);
         k.elem = sizeof(typename M::in_t);
-        k.s = kSubtiles<M>;
+        k.tm = Tile<M>::TM;
+        k.tn = Tile<M>::TN;
     });
+    // BM = 2 w TM >= 2 BN = 32 TN, or the largest block: each staged value then serves
+    // BN or more outputs (staging is about 1 copy per 85 steps at 128 x 64).
+    k.min_warps = std::min(kMaxWarps, std::max(1, (2 * TX * k.tn + 2 * k.tm - 1) / (2 * k.tm)));
+    // The largest block may need more than the default 48 KiB of dynamic shared memory:
+    // opt in on the current device, so that CUDA's occupancy API and the launch see the
+    // limit the estimator assumes.
+    const int64_t most = dynamic_shared(k, kMaxWarps);
+    if (most > 48 * 1024)
+        check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)),
+              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
     return k;
+}
+
+int64_t dynamic_shared(const Kernel &k, int warps) {
+    const int bm = 2 * warps * k.tm, bn = TX * k.tn;
+    switch (k.elem) {
+    case 1: return stage_bytes<uint8_t>(bm, bn);
+    case 4: return stage_bytes<float>(bm, bn);
+    default: return stage_bytes<double>(bm, bn);
+    }
+}
+
+int64_t tile_count(const Problem &pb, const Kernel &k, int warps, int64_t *tiles_j) {
+    *tiles_j = (pb.n2 + TX * k.tn - 1) / (TX * k.tn);
+    const int64_t rows = int64_t(2) * warps * k.tm;
+    return (pb.n1 + rows - 1) / rows * *tiles_j;
 }
 
 }  // namespace
@@ -165,19 +301,18 @@ KernelAttributes kernel_attributes(const Problem &pb) {
     check(cudaFuncGetAttributes(&fa, k.fn), "cudaFuncGetAttributes");
     KernelAttributes ka;
     ka.regs_per_thread = fa.numRegs;
-    // The unit of growth is a warp: one more row of threads, and s more rows of A staged.
-    ka.shared_fixed = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(0, k.s, k.elem);
-    ka.threads_per_unit = C;
-    ka.shared_per_unit = int64_t(k.s) * PAD * int64_t(k.elem);
+    // The unit of growth is a warp: two more rows of threads, 2 TM more rows of A staged.
+    ka.shared_fixed = static_cast<int64_t>(fa.sharedSizeBytes) + dynamic_shared(k, 0);
+    ka.threads_per_unit = 32;
+    ka.shared_per_unit = dynamic_shared(k, 1) - dynamic_shared(k, 0);
     ka.max_threads_per_block = fa.maxThreadsPerBlock;
     return ka;
 }
 
-int cuda_blocks_per_sm(const Problem &pb, int r) {
+int cuda_blocks_per_sm(const Problem &pb, int warps) {
     const Kernel k = kernel_for(pb);
     int blocks = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.fn, r * C,
-                                                        size_t(dynamic_shared(r, k.s, k.elem))),
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k.fn, warps * 32, size_t(dynamic_shared(k, warps))),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     return blocks;
 }
@@ -187,15 +322,16 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     DeviceScope scope(device);
     const DeviceLimits limits = device_limits(device);
     const KernelAttributes ka = kernel_attributes(pb);
+    const Kernel k = kernel_for(pb);
     CudaConfig cfg;
     cfg.device = device;
     cfg.device_name = limits.name;
     cfg.cc_major = limits.cc_major;
     cfg.cc_minor = limits.cc_minor;
     cfg.sm_count = limits.sm_count;
-    cfg.c = C;
-    cfg.s = kernel_for(pb).s;
-    cfg.ds = DS;
+    cfg.tm = k.tm;
+    cfg.tn = k.tn;
+    cfg.ds = kSliceDims;
     cfg.regs_per_thread = ka.regs_per_thread;
     try {
         cfg.choice = choose_block_size(limits, ka, occupancy_target);
@@ -203,11 +339,28 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
         throw Error(APAIRS_ERROR_UNSUPPORTED,
                     fmt::format("no launch configuration fits {}: {}", limits.name, e.what()));
     }
-    cfg.r = cfg.choice.chosen.block_threads / C;
-    cfg.dynamic_shared = dynamic_shared(cfg.r, cfg.s, pb.in_size());
-    cfg.cuda_blocks_per_sm = cuda_blocks_per_sm(pb, cfg.r);
+    // The estimator's smallest block may be a few rows of threads; the register tile
+    // wants a square tile for reuse, so the block grows to the floor when below it.
+    // It never drops below an occupancy target the caller set and the device can reach.
+    const int floor_threads = 32 * k.min_warps;
+    if (cfg.choice.chosen.block_threads < floor_threads) {
+        const Occupancy o = occupancy_for(limits, ka, floor_threads);
+        const double target = cfg.choice.target;
+        if (o.blocks_per_sm > 0 && !(target > 0 && target <= cfg.choice.max_reachable && o.occupancy < target)) {
+            cfg.choice.reason += fmt::format(
+                "; raised to {} threads so that the tile ({}x{}) is twice as tall as wide or as large as a block "
+                "may be, each staged value serving {}+ outputs ({:.0f}% occupancy)",
+                floor_threads, 2 * k.min_warps * k.tm, TX * k.tn, TX * k.tn, 100 * o.occupancy);
+            cfg.choice.chosen = o;
+        }
+    }
+    cfg.warps = cfg.choice.chosen.block_threads / 32;
+    cfg.bm = 2 * cfg.warps * k.tm;
+    cfg.bn = TX * k.tn;
+    cfg.dynamic_shared = dynamic_shared(k, cfg.warps);
+    cfg.cuda_blocks_per_sm = cuda_blocks_per_sm(pb, cfg.warps);
     int64_t tiles_j = 0;
-    cfg.grid = std::min<int64_t>(tile_count(pb, cfg.r, cfg.s, &tiles_j), 0x7fffffff);
+    cfg.grid = std::min<int64_t>(tile_count(pb, k, cfg.warps, &tiles_j), 0x7fffffff);
     return cfg;
 }
 
@@ -226,9 +379,10 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     st.stage();
     const Staging::View a = st.view(a_slot), b = st.view(b_slot), dd = st.view(d_slot);
 
+    const Kernel k = kernel_for(pb);
     int64_t tiles_j = 0;
-    const int64_t ntiles = tile_count(pb, cfg.r, cfg.s, &tiles_j);
-    const dim3 block(C, cfg.r), grid(static_cast<unsigned>(cfg.grid));
+    const int64_t ntiles = tile_count(pb, k, cfg.warps, &tiles_j);
+    const dim3 block(TX, 2 * cfg.warps), grid(static_cast<unsigned>(cfg.grid));
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
         using T = typename M::in_t;

@@ -15,7 +15,10 @@ struct CudaConfig {
     int device = 0;
     std::string device_name;
     int cc_major = 0, cc_minor = 0, sm_count = 0;
-    int r = 0, c = 0, s = 0, ds = 0;  // block r x c threads, tile (r*s) x c, slices of d'=ds
+    int warps = 0;                    // block: 16 x (2 warps) threads
+    int tm = 0, tn = 0;               // outputs per thread: tm rows x tn columns
+    int bm = 0, bn = 0;               // tile of D: bm = 2 warps tm rows, bn = 16 tn columns
+    int ds = 0;                       // d': dimensions per slice (the summation's blocking)
     int regs_per_thread = 0;
     BlockChoice choice;               // the occupancy estimator's pick (unit: a warp, one tile row)
     int cuda_blocks_per_sm = 0;       // cudaOccupancyMaxActiveBlocksPerMultiprocessor, cross-check
@@ -32,8 +35,8 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream, const 
 
 // On the current device: the attributes of the problem's kernel as the estimator wants
 // them, and CUDA's own count of resident blocks per SM for a block of r warps (tests
-// compare the two for every r).
+// compare the two for every block of 1, 2, ... warps).
 KernelAttributes kernel_attributes(const Problem &pb);
-int cuda_blocks_per_sm(const Problem &pb, int r);
+int cuda_blocks_per_sm(const Problem &pb, int warps);
 
 }  // namespace apairs::pairwise

@@ -4,8 +4,9 @@
 // Each thread takes a TI x TJ tile of D. For every slice of DS dimensions it copies
 // the tile's B rows transposed into a small buffer, then folds RI x RJ micro-tiles held
 // in registers, the innermost loop over RJ consecutive columns (vectorised) without
-// reordering any sum: every D[i][j] is folded over k in order within a slice and slices
-// are merged in order, the same association the CUDA engine uses.
+// reordering any sum: every D[i][j] is folded over k in order within a slice, slices
+// are added in order into group sums and group sums in order into the total, the same
+// association the CUDA engine uses (problem.hpp).
 #include "pairwise/host.hpp"
 
 #include <algorithm>
@@ -24,12 +25,12 @@ constexpr int64_t TI = kTileRows, TJ = kTileCols, DS = kSliceDims;
 
 // The register tile: RI rows of A against RJ columns of the transposed B slice, each
 // entry folded over the slice's nk dimensions in order into a fresh accumulator and then
-// merged into the tile's totals (the association the CUDA engine uses). Held in
+// merged into the tile's group sums (the association the CUDA engine uses). Held in
 // registers, the accumulators take one load of B per RI steps.
 constexpr int64_t RI = 4, RJ = 8;
 template <int64_t R, int64_t Cn, class M>
 inline void block(const M &m, const typename M::in_t *a, int64_t lda, const typename M::in_t *bt, int64_t nk,
-                  typename M::acc_t *tot) {
+                  typename M::acc_t *sums) {
     typename M::acc_t acc[R][Cn];
     for (int64_t r = 0; r < R; ++r)
         for (int64_t c = 0; c < Cn; ++c) acc[r][c] = m.init();
@@ -43,17 +44,17 @@ inline void block(const M &m, const typename M::in_t *a, int64_t lda, const type
         }
     }
     for (int64_t r = 0; r < R; ++r)
-        for (int64_t c = 0; c < Cn; ++c) m.merge(tot[r * TJ + c], acc[r][c]);
+        for (int64_t c = 0; c < Cn; ++c) m.merge(sums[r * TJ + c], acc[r][c]);
 }
 // The same for a partial tile at the edges (ri <= RI rows, rj <= RJ columns).
 template <class M>
 void block_edge(const M &m, const typename M::in_t *a, int64_t lda, const typename M::in_t *bt, int64_t nk,
-                typename M::acc_t *tot, int64_t ri, int64_t rj) {
+                typename M::acc_t *sums, int64_t ri, int64_t rj) {
     for (int64_t r = 0; r < ri; ++r)
         for (int64_t c = 0; c < rj; ++c) {
             typename M::acc_t acc = m.init();
             for (int64_t kk = 0; kk < nk; ++kk) m.step(acc, a[r * lda + kk], bt[kk * TJ + c]);
-            m.merge(tot[r * TJ + c], acc);
+            m.merge(sums[r * TJ + c], acc);
         }
 }
 
@@ -68,7 +69,7 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
     // Every thread's scratch is allocated here, before the parallel region: nothing
     // inside it can throw (an exception may not leave an OpenMP region).
     struct Scratch {
-        std::vector<acc_t> tot = std::vector<acc_t>(TI * TJ);
+        std::vector<acc_t> tot = std::vector<acc_t>(TI * TJ), mid = std::vector<acc_t>(TI * TJ);
         std::vector<in_t> bt = std::vector<in_t>(DS * TJ);
         typename O::Shared sh{};
     };
@@ -81,14 +82,15 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
 #else
         Scratch &w = scratch[0];
 #endif
-        std::vector<acc_t> &tot = w.tot;
+        std::vector<acc_t> &tot = w.tot, &mid = w.mid;
         std::vector<in_t> &bt = w.bt;
 #pragma omp for schedule(dynamic)
         for (int64_t t = 0; t < ntiles; ++t) {
             const int64_t i0 = t / tiles_j * TI, j0 = t % tiles_j * TJ;
             const int64_t ni = std::min(TI, pb.n1 - i0), nj = std::min(TJ, pb.n2 - j0);
             std::fill(tot.begin(), tot.end(), m.init());
-            for (int64_t k0 = 0; k0 < pb.d; k0 += DS) {
+            std::fill(mid.begin(), mid.end(), m.init());
+            for (int64_t k0 = 0, slice = 1; k0 < pb.d; k0 += DS, ++slice) {
                 const int64_t nk = std::min(DS, pb.d - k0);
                 for (int64_t jj = 0; jj < nj; ++jj)
                     for (int64_t kk = 0; kk < nk; ++kk)
@@ -97,10 +99,15 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
                     for (int64_t jj = 0; jj < nj; jj += RJ) {
                         const in_t *a = A + (i0 + ii) * pb.lda + k0;
                         if (ii + RI <= ni && jj + RJ <= nj)
-                            block<RI, RJ>(m, a, pb.lda, &bt[jj], nk, &tot[ii * TJ + jj]);
+                            block<RI, RJ>(m, a, pb.lda, &bt[jj], nk, &mid[ii * TJ + jj]);
                         else
-                            block_edge(m, a, pb.lda, &bt[jj], nk, &tot[ii * TJ + jj], std::min(RI, ni - ii),
+                            block_edge(m, a, pb.lda, &bt[jj], nk, &mid[ii * TJ + jj], std::min(RI, ni - ii),
                                        std::min(RJ, nj - jj));
+                    }
+                if (slice % kSlicesPerGroup == 0 || k0 + DS >= pb.d)
+                    for (int64_t q = 0; q < TI * TJ; ++q) {
+                        m.merge(tot[q], mid[q]);
+                        mid[q] = m.init();
                     }
             }
             out.begin(w.sh, 0, 1);

@@ -5,12 +5,15 @@
 //   void  step(acc_t&, in_t a, in_t b)    one dimension
 //   void  merge(acc_t&, const acc_t&)     add a slice's partial result
 //   out_t finish(const acc_t&)            the distance
+//   static constexpr bool reorderable     true when the result does not depend on the
+//                                         order of the steps (integer counts, max)
 // The engines fold each slice of at most d' dimensions into a fresh accumulator and
 // merge the slices in order, so both backends sum in the same blocked order.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "common/error.hpp"
 
@@ -24,13 +27,68 @@ APAIRS_HD double sqrtv(double x) { return sqrt(x); }
 APAIRS_HD float powv(float x, float y) { return powf(x, y); }
 APAIRS_HD double powv(double x, double y) { return pow(x, y); }
 
-// max that lets a NaN through (fmax would drop it).
+// t^p for t >= 0 (or NaN), p > 0: LP's step. On the device in float, 2^(p log2 t) with
+// t's exponent split off exactly and the hardware's lg2 and ex2 approximations on the
+// rest (two special-function instructions where powf takes about twenty instructions);
+// subnormal t is scaled first, t = 0 gives 0 and NaN stays NaN. Its error, within LP's
+// float bound (bounds.hpp): lg2 on [1, 2) errs by at most 2^-22 absolutely, the
+// exponent p log2 t is formed with one rounding, and ex2 adds 2^-22 relative, so the
+// term errs by about (3.5 p + 2 p |ln t| + 3) u relatively. Elsewhere: pow.
+APAIRS_HD float pow_term(float t, float p) {
+#if defined(__CUDA_ARCH__)
+    const bool tiny = t < 1.17549435e-38f;  // below the smallest normal float
+    const float ts = tiny ? t * 16777216.0f : t;
+    const unsigned bits = __float_as_uint(ts);
+    // The biased exponent as a float without a conversion instruction: 2^23 + field - 2^23.
+    const float e = __uint_as_float(0x4b000000u | (bits >> 23)) - (tiny ? 8388759.0f : 8388735.0f);
+    const float m = __uint_as_float((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
+    float lm, r;
+    asm("lg2.approx.f32 %0, %1;" : "=f"(lm) : "f"(m));
+    const float y = fmaf(p, e, p * lm);
+    asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(y));
+    return (t == 0.0f || t != t) ? t : r;
+#else
+    return powf(t, p);
+#endif
+}
+APAIRS_HD double pow_term(double t, double p) { return pow(t, p); }
+
+// sqrt(t) for t >= 0 (or NaN): LP's half-integer step. On the device in float, t
+// rsqrt(t) by the hardware's approximation, refined by one Newton step on the exact
+// residual t - s^2 (one special-function instruction and four arithmetic ones, where
+// the correctly rounded sqrtf takes a longer sequence with a called slow path): within
+// one ulp; 0, inf and NaN map to themselves. Elsewhere: the correctly rounded sqrt.
+APAIRS_HD float sqrt_term(float t) {
+#if defined(__CUDA_ARCH__)
+    float r;
+    asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(t));
+    const float s = t * r;
+    const float q = fmaf(fmaf(-s, s, t), 0.5f * r, s);
+    return (t == 0.0f || t == __int_as_float(0x7f800000)) ? t : q;
+#else
+    return sqrtf(t);
+#endif
+}
+APAIRS_HD double sqrt_term(double t) { return sqrt(t); }
+
+// max that lets a NaN through (fmax would drop it); on the device one instruction for
+// float (max.NaN, sm_80 and later).
 template <class T>
-APAIRS_HD T max_nan(T a, T b) { return (b > a || b != b) ? b : a; }
+APAIRS_HD T max_nan(T a, T b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_same_v<T, float>) {
+        float r;
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+        return r;
+    }
+#endif
+    return (b > a || b != b) ? b : a;
+}
 
 template <class T>
 struct L1 {
     using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = false;
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += absv(a - b); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
@@ -40,6 +98,7 @@ struct L1 {
 template <class T>
 struct SqEuclidean {
     using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = false;
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { T t = a - b; s += t * t; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
@@ -54,9 +113,10 @@ struct L2 : SqEuclidean<T> {
 template <class T>
 struct Lp {
     using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = false;
     T p, inv_p;
     APAIRS_HD acc_t init() const { return T(0); }
-    APAIRS_HD void step(acc_t &s, T a, T b) const { s += powv(absv(a - b), p); }
+    APAIRS_HD void step(acc_t &s, T a, T b) const { s += pow_term(absv(a - b), p); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
     APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
 };
@@ -68,6 +128,7 @@ template <class T, int K>
 struct LpInt {
     static_assert(K == 3 || K == 4, "LpInt: p = 3 or 4");
     using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = false;
     T inv_p;
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const {
@@ -78,9 +139,29 @@ struct LpInt {
     APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
 };
 
+// LP with a half-integer p = K + 1/2 (K = 0..3): |t|^p as |t|^K sqrt|t|, a square root
+// within one ulp (sqrt_term) and K multiplications, no pow (within LP's bound).
+template <class T, int K>
+struct LpHalf {
+    static_assert(K >= 0 && K <= 3, "LpHalf: p = 0.5, 1.5, 2.5 or 3.5");
+    using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = false;
+    T inv_p;
+    APAIRS_HD acc_t init() const { return T(0); }
+    APAIRS_HD void step(acc_t &s, T a, T b) const {
+        const T t = absv(a - b);
+        T r = sqrt_term(t);
+        for (int q = 0; q < K; ++q) r *= t;
+        s += r;
+    }
+    APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
+    APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
+};
+
 template <class T>
 struct LInf {
     using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = true;
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s = max_nan(s, absv(a - b)); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s = max_nan(s, t); }
@@ -90,6 +171,7 @@ struct LInf {
 template <class T>
 struct Dot {
     using in_t = T; using acc_t = T; using out_t = T;
+    static constexpr bool reorderable = false;
     APAIRS_HD acc_t init() const { return T(0); }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += a * b; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
@@ -102,6 +184,7 @@ struct CosineAcc { T ab, aa, bb; };
 template <class T>
 struct Cosine {
     using in_t = T; using acc_t = CosineAcc<T>; using out_t = T;
+    static constexpr bool reorderable = false;
     APAIRS_HD acc_t init() const { return {T(0), T(0), T(0)}; }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s.ab += a * b; s.aa += a * a; s.bb += b * b; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s.ab += t.ab; s.aa += t.aa; s.bb += t.bb; }
@@ -124,6 +207,7 @@ struct Cosine {
 template <class T, class Out>
 struct Hamming {
     using in_t = T; using acc_t = int32_t; using out_t = Out;
+    static constexpr bool reorderable = true;
     APAIRS_HD acc_t init() const { return 0; }
     APAIRS_HD void step(acc_t &s, T a, T b) const { s += (a != b) ? 1 : 0; }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }

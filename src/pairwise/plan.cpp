@@ -14,7 +14,11 @@ namespace {
 std::string kernel_name(const Problem &pb) {
     std::string m = metric_name(pb.metric);
     if (pb.metric == APAIRS_METRIC_LP)
-        m += fmt::format("(p={:g}{})", pb.p, pb.p == 3 || pb.p == 4 ? ", |t|^p by multiplication" : "");
+        m += fmt::format("(p={:g}{})", pb.p,
+                         pb.p == 3 || pb.p == 4                          ? ", |t|^p by multiplication"
+                         : pb.p == 0.5 || pb.p == 1.5 || pb.p == 2.5 || pb.p == 3.5 ? ", |t|^p as |t|^k sqrt|t|"
+                         : pb.dtype == APAIRS_DTYPE_F32 ? ", |t|^p as 2^(p log2 t) on CUDA"
+                                                        : "");
     return fmt::format("pairwise<{},{},full-matrix>", m, dtype_name(pb.dtype));
 }
 
@@ -34,12 +38,12 @@ std::string describe_host(const apairs_context_s &ctx, const Problem &pb) {
 std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
     const Occupancy &o = c.choice.chosen;
     return fmt::format(
-        "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} r={} c={} s={} d'={} "
-        "tile={}x{} block={}x{}={} threads grid={} blocks, {} blocks/SM (CUDA API: {}), "
+        "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} tile={}x{} of {}x{} per thread d'={} "
+        "block=16x{}={} threads grid={} blocks, {} blocks/SM (CUDA API: {}), "
         "occupancy {:.0f}% limited by {} (target {}); {} registers/thread, {} B shared/block; "
         "why: {}",
-        c.device, c.device_name, c.cc_major, c.cc_minor, c.sm_count, kernel_name(pb), c.r, c.c, c.s, c.ds,
-        c.r * c.s, c.c, c.c, c.r, o.block_threads, c.grid, o.blocks_per_sm, c.cuda_blocks_per_sm,
+        c.device, c.device_name, c.cc_major, c.cc_minor, c.sm_count, kernel_name(pb), c.bm, c.bn, c.tm, c.tn,
+        c.ds, 2 * c.warps, o.block_threads, c.grid, o.blocks_per_sm, c.cuda_blocks_per_sm,
         100 * o.occupancy, o.limiter,
         c.choice.target > 0 ? fmt::format("{:.0f}%", 100 * c.choice.target)
                             : fmt::format("highest reachable, {:.0f}%", 100 * c.choice.max_reachable),

@@ -158,13 +158,16 @@ inline MetricSpec lp(double p) {
     return {APAIRS_METRIC_LP, p, s.str()};
 }
 
-// Every metric on F32 / F64, LP with general p and with the p = 1, 2, 3, 4, inf fast paths.
+// Every metric on F32 / F64, LP with general p (above and below 1) and with the fast
+// paths: p = 1, 2, inf (L1, L2, LINF), 3 and 4 (multiplication), 0.5, 1.5, 2.5 (|t|^k sqrt|t|).
 inline std::vector<MetricSpec> float_metrics() {
     return {{APAIRS_METRIC_L1, 0, "l1"},
             {APAIRS_METRIC_L2, 0, "l2"},
             {APAIRS_METRIC_SQEUCLIDEAN, 0, "sqeuclidean"},
             lp(0.5),
+            lp(0.7),
             lp(1.5),
+            lp(2.5),
             lp(3),  // p = 3 and 4: |t|^p by multiplication
             lp(3.2),
             lp(4),

@@ -51,9 +51,9 @@ TEST_CASE("estimator agrees with the CUDA occupancy API for every kernel and blo
             }
             for (double target : {0.0, 0.25, 0.5, 1.0}) {
                 const apairs::pairwise::CudaConfig c = apairs::pairwise::plan_cuda(pb, 0, target);
-                CAPTURE(metric, dtype, target, c.r, c.choice.reason);
+                CAPTURE(metric, dtype, target, c.warps, c.choice.reason);
                 CHECK(c.choice.chosen.blocks_per_sm == c.cuda_blocks_per_sm);
-                CHECK(c.choice.chosen.block_threads == c.r * c.c);
+                CHECK(c.choice.chosen.block_threads == 32 * c.warps);
                 if (target > 0 && target <= c.choice.max_reachable) {
                     CHECK(c.choice.chosen.occupancy >= target - 1e-9);
                 }
