@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/occupancy.hpp"
+#include "cuda/blas.hpp"
 #include "pairwise/problem.hpp"
 
 namespace apairs::pairwise {
@@ -24,6 +25,10 @@ struct CudaConfig {
     int cuda_blocks_per_sm = 0;       // cudaOccupancyMaxActiveBlocksPerMultiprocessor, cross-check
     int64_t dynamic_shared = 0;       // bytes of dynamic shared memory per block
     int64_t grid = 0;                 // blocks launched (grid-stride over tiles beyond that)
+    // DOT: cuBLAS's GEMM when it loads (then the kernel above is only the fallback), or
+    // why not.
+    std::shared_ptr<const cuda::Gemm> gemm;
+    std::string gemm_unavailable;
 };
 
 CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target);

@@ -47,7 +47,13 @@ std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
         100 * o.occupancy, o.limiter,
         c.choice.target > 0 ? fmt::format("{:.0f}%", 100 * c.choice.target)
                             : fmt::format("highest reachable, {:.0f}%", 100 * c.choice.max_reachable),
-        c.regs_per_thread, o.shared_per_block, c.choice.reason);
+        c.regs_per_thread, o.shared_per_block, c.choice.reason) +
+           (c.gemm ? fmt::format("; executed instead by {} {}gemm, D = A B^T in {} arithmetic (default math mode, "
+                                 "never TF32): the vendor GEMM is the fastest exact path for DOT",
+                                 c.gemm->library(), pb.dtype == APAIRS_DTYPE_F64 ? "d" : "s",
+                                 pb.dtype == APAIRS_DTYPE_F64 ? "double" : "float")
+            : !c.gemm_unavailable.empty() ? fmt::format("; cuBLAS not used for DOT: {}", c.gemm_unavailable)
+                                          : std::string());
 }
 #endif
 

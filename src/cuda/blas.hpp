@@ -1,0 +1,44 @@
+// cuBLAS for the families that want a vendor GEMM where it is the fastest correct path
+// (today: DOT, D = A B^T). libcublas is loaded at run time (dlopen, the first time a
+// plan asks), never linked, so libapairs loads and runs on machines without it; a plan
+// that cannot get it falls back to its own kernel and says so in its description.
+// Plain C++, no CUDA types. Only built when the `cuda` option is on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace apairs::cuda {
+
+class Gemm {
+public:
+    // A handle on `device`, in cuBLAS's default math mode (float GEMM in float
+    // arithmetic, never TF32); nullptr with the reason in *why when cuBLAS cannot be
+    // loaded or initialised there.
+    static std::shared_ptr<const Gemm> create(int device, std::string *why);
+    ~Gemm();
+    Gemm(const Gemm &) = delete;
+    Gemm &operator=(const Gemm &) = delete;
+
+    // Whether the sizes fit cuBLAS's 32-bit arguments.
+    static bool fits(int64_t n1, int64_t n2, int64_t k, int64_t lda, int64_t ldb, int64_t ldd);
+
+    // Queues D = A B^T on `stream` for row-major A (n1 x k, lda), B (n2 x k, ldb), D
+    // (n1 x n2, ldd) of float (elem 4) or double (elem 8) in device memory of the
+    // handle's device. Thread-safe: the stream is set and the call queued under a lock.
+    void abt(void *stream, int elem, int64_t n1, int64_t n2, int64_t k, const void *A, int64_t lda,
+             const void *B, int64_t ldb, void *D, int64_t ldd) const;
+
+    const std::string &library() const { return library_; }  // e.g. "cuBLAS 13.0.2 (libcublas.so.13)"
+
+private:
+    Gemm() = default;
+    void *handle_ = nullptr;
+    int device_ = 0;
+    std::string library_;
+    mutable std::mutex mutex_;
+};
+
+}  // namespace apairs::cuda
