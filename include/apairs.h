@@ -172,10 +172,10 @@ enum apairs_dtype_e {
  * accumulator, adds the sums of 32 consecutive slices in order into a group sum, and
  * adds the group sums in order (three levels, so long sums stay accurate: in float at
  * d = 40000, L1 and L2 typically err by under 1e-6 relatively where a running sum of the
- * slices reaches 2e-6). DOT on CUDA is computed by cuBLAS's GEMM instead, in float or
- * double arithmetic as the type says (never TF32) and in cuBLAS's own order, when
- * libcublas can be loaded (the plan's description says which); DOT's bound holds for
- * any order. The bounds below hold for both backends, for any d, and are
+ * slices reaches 2e-6). DOT and COSINE on CUDA use cuBLAS's GEMM for a.b instead, in
+ * float or double arithmetic as the type says (never TF32) and in cuBLAS's own order,
+ * when libcublas can be loaded (the plan's description says which); their bounds hold
+ * for any order. The bounds below hold for both backends, for any d, and are
  * usually far from attained; b = min(d, 32) + min(ceil(d / 32), 32) + ceil(d / 1024)
  * is the number of additions any one term passes through, so L1, SQEUCLIDEAN and L2
  * also keep relative error <= (b + 4) u.

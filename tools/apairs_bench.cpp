@@ -61,7 +61,7 @@ Cases (CUDA; n = 6000, or 2000 with --quick):
   l1, l2                           float64  n x n d=5419
   l1                               float32  n/3 x n/3 d=40000
   l1, l2                           float32  16384 x 16384 d=128
-  dot                              float32  n x n d=5419
+  dot, cosine (against the dot peer) float32  n x n d=5419
   hamming (0/1/2 genotypes)        uint8    8192 x 8192 d=4096 (4096 x 4096 with --quick)
 Host backend (a smoke test, --quick or not): n = 1000, d = 512 for the d=5419 cases,
 333 x 333 d=4000, 2048 x 2048 d=128, hamming 1024 x 1024 d=512; 3 repeats after one
@@ -177,6 +177,7 @@ std::vector<Case> make_cases(bool quick, bool host) {
     add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, big, big, 128);
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, big, big, 128);
     add("dot", APAIRS_METRIC_DOT, 0, APAIRS_DTYPE_F32, n, n, d, 5, 2);
+    add("cosine", APAIRS_METRIC_COSINE, 0, APAIRS_DTYPE_F32, n, n, d, 5, 2);
     const int64_t hn = host ? 1024 : quick ? 4096 : 8192, hd = host ? 512 : 4096;
     add("hamming", APAIRS_METRIC_HAMMING, 0, APAIRS_DTYPE_U8, hn, hn, hd, 3, 1);
     return cs;
@@ -238,7 +239,7 @@ struct Check {
 };
 
 void check_entry(const Case &c, int64_t i, int64_t j, double got, Check &ck) {
-    long double acc = 0, absdot = 0;
+    long double acc = 0, absdot = 0, aa = 0, bb = 0;
     long double df_min = std::numeric_limits<long double>::infinity(), df_max = 0;  // nonzero |a_k - b_k|
     int64_t diff = 0;
     const long double p = c.metric == APAIRS_METRIC_L2 ? 2.0L : static_cast<long double>(c.p);
@@ -262,6 +263,11 @@ void check_entry(const Case &c, int64_t i, int64_t j, double got, Check &ck) {
             acc += a * b;
             absdot += std::fabs(a * b);
             break;
+        case APAIRS_METRIC_COSINE:
+            acc += a * b;
+            aa += a * a;
+            bb += b * b;
+            break;
         case APAIRS_METRIC_HAMMING: diff += a != b; break;
         }
     }
@@ -269,6 +275,7 @@ void check_entry(const Case &c, int64_t i, int64_t j, double got, Check &ck) {
     if (c.metric == APAIRS_METRIC_L2) ref = std::sqrt(acc);
     if (c.metric == APAIRS_METRIC_LP) ref = std::pow(acc, 1.0L / p);
     if (c.metric == APAIRS_METRIC_HAMMING) ref = static_cast<long double>(diff);
+    if (c.metric == APAIRS_METRIC_COSINE) ref = 1 - acc / std::sqrt(aa * bb);  // the inputs have no zero row
 
     // The bound apairs.h states, as the library writes it down (src/pairwise/bounds.hpp).
     const long double u = c.dtype == APAIRS_DTYPE_F64 ? 0x1p-53L : 0x1p-24L;

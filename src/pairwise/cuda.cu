@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <fmt/format.h>
 
@@ -244,6 +245,31 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
     }
 }
 
+// COSINE through the GEMM: the squared norms of the rows (one warp a row, lanes
+// striding the dimensions, then a fixed shuffle tree), and the finish over D = A B^T,
+// which is metric::Cosine's own finish on (a.b, |a|^2, |b|^2).
+template <class T>
+__global__ void row_norms(const T *__restrict__ X, int64_t ldx, int64_t n, int64_t d, T *__restrict__ out) {
+    const int lane = threadIdx.x % 32;
+    for (int64_t i = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; i < n;
+         i += int64_t(gridDim.x) * blockDim.x / 32) {
+        T s = 0;
+        for (int64_t k = lane; k < d; k += 32) s += X[i * ldx + k] * X[i * ldx + k];
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (lane == 0) out[i] = s;
+    }
+}
+
+template <class T>
+__global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_t n2, const T *__restrict__ na,
+                              const T *__restrict__ nb) {
+    const metric::Cosine<T> m;
+    for (int64_t i = blockIdx.y; i < n1; i += gridDim.y)
+        for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n2; j += int64_t(gridDim.x) * blockDim.x)
+            D[i * ldd + j] = m.finish({D[i * ldd + j], na[i], nb[j]});
+}
+
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
@@ -361,8 +387,9 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     cfg.cuda_blocks_per_sm = cuda_blocks_per_sm(pb, cfg.warps);
     int64_t tiles_j = 0;
     cfg.grid = std::min<int64_t>(tile_count(pb, k, cfg.warps, &tiles_j), 0x7fffffff);
-    // DOT is a GEMM, D = A B^T, and the vendor's is the fastest in float arithmetic.
-    if (pb.metric == APAIRS_METRIC_DOT && pb.dtype != APAIRS_DTYPE_U8) {
+    // DOT is a GEMM, D = A B^T, and the vendor's is the fastest in float arithmetic;
+    // COSINE is that GEMM, the rows' squared norms and its finish.
+    if ((pb.metric == APAIRS_METRIC_DOT || pb.metric == APAIRS_METRIC_COSINE) && pb.dtype != APAIRS_DTYPE_U8) {
         if (cuda::Gemm::fits(pb.n1, pb.n2, pb.d, pb.lda, pb.ldb, pb.ldd))
             cfg.gemm = cuda::Gemm::create(device, &cfg.gemm_unavailable);
         else
@@ -387,8 +414,26 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     const Staging::View a = st.view(a_slot), b = st.view(b_slot), dd = st.view(d_slot);
 
     if (cfg.gemm) {
+        // COSINE's norms first (their buffers before the GEMM, so that a failed
+        // allocation queues nothing).
+        std::unique_ptr<StreamBuffer> norms;
+        if (pb.metric == APAIRS_METRIC_COSINE) norms = std::make_unique<StreamBuffer>(size_t((pb.n1 + pb.n2) * in), stream);
         cfg.gemm->abt(stream, int(in), pb.n1, pb.n2, pb.d, a.ptr, a.pitch / in, b.ptr, b.pitch / in, dd.ptr,
                       dd.pitch / out);
+        if (norms) {
+            auto run = [&](auto zero) {
+                using T = decltype(zero);
+                T *na = static_cast<T *>(norms->get()), *nb = na + pb.n1;
+                const unsigned rows_blocks = unsigned(std::min<int64_t>((std::max(pb.n1, pb.n2) + 7) / 8, 65535));
+                row_norms<<<rows_blocks, 256, 0, stream>>>(static_cast<const T *>(a.ptr), a.pitch / in, pb.n1, pb.d, na);
+                row_norms<<<rows_blocks, 256, 0, stream>>>(static_cast<const T *>(b.ptr), b.pitch / in, pb.n2, pb.d, nb);
+                const dim3 grid(unsigned(std::min<int64_t>((pb.n2 + 255) / 256, 64)),
+                                unsigned(std::min<int64_t>(pb.n1, 65535)));
+                cosine_finish<<<grid, 256, 0, stream>>>(static_cast<T *>(dd.ptr), dd.pitch / out, pb.n1, pb.n2, na, nb);
+            };
+            if (pb.dtype == APAIRS_DTYPE_F32) run(0.0f); else run(0.0);
+            check(cudaGetLastError(), "cosine kernels");
+        }
         st.finish();
         return;
     }

@@ -21,12 +21,12 @@ struct CudaConfig {
     int bm = 0, bn = 0;               // tile of D: bm = 2 warps tm rows, bn = 16 tn columns
     int ds = 0;                       // d': dimensions per slice (the summation's blocking)
     int regs_per_thread = 0;
-    BlockChoice choice;               // the occupancy estimator's pick (unit: a warp, one tile row)
+    BlockChoice choice;               // the occupancy estimator's pick (unit: a warp), raised to the reuse floor
     int cuda_blocks_per_sm = 0;       // cudaOccupancyMaxActiveBlocksPerMultiprocessor, cross-check
     int64_t dynamic_shared = 0;       // bytes of dynamic shared memory per block
     int64_t grid = 0;                 // blocks launched (grid-stride over tiles beyond that)
-    // DOT: cuBLAS's GEMM when it loads (then the kernel above is only the fallback), or
-    // why not.
+    // DOT and COSINE: cuBLAS's GEMM when it loads (then the kernel above is only the
+    // fallback), or why not.
     std::shared_ptr<const cuda::Gemm> gemm;
     std::string gemm_unavailable;
 };

@@ -49,10 +49,12 @@ std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
                             : fmt::format("highest reachable, {:.0f}%", 100 * c.choice.max_reachable),
         c.regs_per_thread, o.shared_per_block, c.choice.reason) +
            (c.gemm ? fmt::format("; executed instead by {} {}gemm, D = A B^T in {} arithmetic (default math mode, "
-                                 "never TF32): the vendor GEMM is the fastest exact path for DOT",
+                                 "never TF32){}: the vendor GEMM is the fastest exact path for {}",
                                  c.gemm->library(), pb.dtype == APAIRS_DTYPE_F64 ? "d" : "s",
-                                 pb.dtype == APAIRS_DTYPE_F64 ? "double" : "float")
-            : !c.gemm_unavailable.empty() ? fmt::format("; cuBLAS not used for DOT: {}", c.gemm_unavailable)
+                                 pb.dtype == APAIRS_DTYPE_F64 ? "double" : "float",
+                                 pb.metric == APAIRS_METRIC_COSINE ? ", then the rows' squared norms and the finish" : "",
+                                 metric_name(pb.metric))
+            : !c.gemm_unavailable.empty() ? fmt::format("; cuBLAS not used: {}", c.gemm_unavailable)
                                           : std::string());
 }
 #endif

@@ -192,8 +192,8 @@ TEST_CASE("n1 * n2 beyond 2^31 outputs: 64-bit indexing on the device", "[cuda][
     cudaFree(dD);
 }
 
-TEMPLATE_TEST_CASE("DOT: cuBLAS's GEMM and the engine's own kernel (its fallback) both keep the bound", "[cuda]",
-                   float, double) {
+TEMPLATE_TEST_CASE("DOT and COSINE: cuBLAS's GEMM and the engine's own kernel (its fallback) keep the bounds",
+                   "[cuda]", float, double) {
     using T = TestType;
     const int64_t n1 = 131, n2 = 67, d = 300, ldd = n2 + 3;
     const int32_t dtype = sizeof(T) == 4 ? APAIRS_DTYPE_F32 : APAIRS_DTYPE_F64;
@@ -202,32 +202,41 @@ TEMPLATE_TEST_CASE("DOT: cuBLAS's GEMM and the engine's own kernel (its fallback
     std::vector<T> A(n1 * d), B(n2 * d);
     for (auto &x : A) x = T(u(rng));
     for (auto &x : B) x = T(u(rng));
-    const apairs::pairwise::Problem pb =
-        apairs::pairwise::make_problem(APAIRS_METRIC_DOT, 0, dtype, n1, n2, d, d, d, ldd);
-    apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
-    INFO("cuBLAS: " << (cfg.gemm ? cfg.gemm->library() : "unavailable: " + cfg.gemm_unavailable));
-    CHECK(cfg.gemm != nullptr);  // the device image has the toolkit's libcublas
-    for (bool vendor : {true, false}) {
-        INFO((vendor ? "cuBLAS" : "own kernel"));
-        if (!vendor) cfg.gemm.reset();
-        std::vector<T> D(size_t(n1 * ldd), std::numeric_limits<T>::quiet_NaN());
-        apairs::pairwise::execute_cuda(pb, cfg, nullptr, A.data(), B.data(), D.data());
-        const long double unit = std::ldexp(1.0L, sizeof(T) == 4 ? -24 : -53);
-        for (int64_t i = 0; i < n1; ++i)
-            for (int64_t j = 0; j < ldd; ++j) {
-                CAPTURE(i, j);
-                const T v = D[size_t(i * ldd + j)];
-                if (j >= n2) {
-                    REQUIRE(std::isnan(v));  // padding untouched
-                    continue;
+    std::fill(A.begin() + 5 * d, A.begin() + 6 * d, T(0));  // COSINE: an all-zero row gives 1
+    const long double unit = std::ldexp(1.0L, sizeof(T) == 4 ? -24 : -53);
+    for (int32_t metric : {APAIRS_METRIC_DOT, APAIRS_METRIC_COSINE}) {
+        const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(metric, 0, dtype, n1, n2, d, d, d, ldd);
+        apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
+        INFO("metric " << metric << ", cuBLAS: " << (cfg.gemm ? cfg.gemm->library() : "unavailable: " + cfg.gemm_unavailable));
+        CHECK(cfg.gemm != nullptr);  // the device image has the toolkit's libcublas
+        for (bool vendor : {true, false}) {
+            INFO((vendor ? "cuBLAS" : "own kernel"));
+            if (!vendor) cfg.gemm.reset();
+            std::vector<T> D(size_t(n1 * ldd), std::numeric_limits<T>::quiet_NaN());
+            apairs::pairwise::execute_cuda(pb, cfg, nullptr, A.data(), B.data(), D.data());
+            for (int64_t i = 0; i < n1; ++i)
+                for (int64_t j = 0; j < ldd; ++j) {
+                    CAPTURE(i, j);
+                    const T v = D[size_t(i * ldd + j)];
+                    if (j >= n2) {
+                        REQUIRE(std::isnan(v));  // padding untouched
+                        continue;
+                    }
+                    long double ab = 0, scale = 0, aa = 0, bb = 0;
+                    for (int64_t k = 0; k < d; ++k) {
+                        const long double x = A[size_t(i * d + k)], y = B[size_t(j * d + k)];
+                        ab += x * y;
+                        scale += std::fabs(x * y);
+                        aa += x * x;
+                        bb += y * y;
+                    }
+                    if (metric == APAIRS_METRIC_DOT) {
+                        REQUIRE(std::fabs((long double)v - ab) <= (d + 4) * unit * scale);
+                    } else {
+                        const long double c = aa == 0 ? 1 : 1 - ab / std::sqrt(aa * bb);
+                        REQUIRE(std::fabs((long double)v - c) <= (2 * d + 8) * unit);
+                    }
                 }
-                long double s = 0, scale = 0;
-                for (int64_t k = 0; k < d; ++k) {
-                    const long double p = (long double)A[size_t(i * d + k)] * B[size_t(j * d + k)];
-                    s += p;
-                    scale += std::fabs(p);
-                }
-                REQUIRE(std::fabs((long double)v - s) <= (d + 4) * unit * scale);
-            }
+        }
     }
 }
