@@ -1,0 +1,108 @@
+// The rules every two-body engine applies to a finished pair, written once for the host
+// and CUDA engines: which radius slot or histogram slot a distance falls in, the
+// fixed-point weight of a pair, the minimum image, and the kNN order. Thresholds arrive
+// already converted to the distance type (problem.hpp: floor_to, ceil_to,
+// squared_threshold), so every comparison here is exact.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/error.hpp"
+#include "pairwise/metrics.hpp"
+#include "twobody/problem.hpp"
+
+namespace apairs::twobody {
+
+// ---- Radii: the first q with v <= R[q] (R ascending), or n when none (NaN: n). --------
+template <class V>
+APAIRS_HD int radius_slot(V v, const V *R, int n) {
+    if (n <= 16) {
+        int q = 0;
+        while (q < n && !(v <= R[q])) ++q;
+        return q;
+    }
+    int lo = 0, hi = n;  // invariant: v > R[q] for q < lo; v <= R[q] or NaN-free for q >= hi
+    if (!(v <= R[n - 1])) return n;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (v <= R[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+// ---- Histogram: the output slot of a distance v (apairs.h: 0 below e_0, 1 + b for bin
+// b, nbins + 1 at or above e_nbins or NaN). E: the nbins + 1 edges ceil-converted to V,
+// so v >= e_b <=> v >= E[b]. Uniform bins guess b from (v - E[0]) * inv_width and
+// correct it against the edges (the guess is off by at most one near an edge; the loops
+// make any guess exact).
+template <class V>
+struct Bins {
+    const V *E;
+    int nbins;
+    bool uniform;
+    double e0, inv_width;  // uniform: the first edge and nbins / (rmax - rmin)
+
+    APAIRS_HD int slot(V v) const {
+        if (!(v >= E[0])) return v < E[0] ? 0 : nbins + 1;  // below, or NaN
+        if (!(v < E[nbins])) return nbins + 1;
+        int b;
+        if (uniform) {
+            const double g = (static_cast<double>(v) - e0) * inv_width;
+            b = g < 0 ? 0 : g >= nbins ? nbins - 1 : static_cast<int>(g);
+            while (v < E[b]) --b;
+            while (!(v < E[b + 1])) ++b;
+        } else {
+            int lo = 0, hi = nbins - 1;  // E[lo] <= v < E[hi + 1]
+            while (lo < hi) {
+                const int mid = (lo + hi + 1) / 2;
+                if (v >= E[mid]) lo = mid;
+                else hi = mid - 1;
+            }
+            b = lo;
+        }
+        return b + 1;
+    }
+};
+
+// ---- Weights: w_a w_b in double, rounded to the nearest multiple of 2^-32 (ties to
+// even); |w| <= 2^15 keeps it below 2^62 in magnitude. -------------------------------
+APAIRS_HD int64_t fixed_weight(double wa, double wb) {
+    return static_cast<int64_t>(rint(wa * wb * 4294967296.0));
+}
+inline double fixed_to_double(__int128 s) {
+    // Exact split into two doubles' worth, rounded once: hi * 2^64 + lo, each < 2^64.
+    const bool neg = s < 0;
+    const unsigned __int128 m = neg ? -static_cast<unsigned __int128>(s) : static_cast<unsigned __int128>(s);
+    const long double v = std::ldexp(static_cast<long double>(static_cast<uint64_t>(m >> 64)), 64 - 32) +
+                          std::ldexp(static_cast<long double>(static_cast<uint64_t>(m)), -32);
+    // long double has 64 significand bits: exact while m < 2^64; above, one rounding in
+    // long double then one to double (a relative 2^-63 below double's own 2^-53).
+    return neg ? -static_cast<double>(v) : static_cast<double>(v);
+}
+
+// ---- Minimum image in the element type. ---------------------------------------------
+APAIRS_HD float rintv(float x) { return rintf(x); }
+APAIRS_HD double rintv(double x) { return rint(x); }
+template <class T>
+APAIRS_HD T min_image(T t, T side, T inv_side) {
+    return t - side * rintv(t * inv_side);
+}
+
+// ---- kNN order: (distance, index), a NaN after every number. -------------------------
+template <class V>
+APAIRS_HD bool nearer(V d1, int64_t i1, V d2, int64_t i2) {
+    const bool n1 = d1 != d1, n2 = d2 != d2;
+    if (n1 || n2) return n1 && n2 ? i1 < i2 : n2;
+    return d1 < d2 || (d1 == d2 && i1 < i2);
+}
+
+// Whether the engines count metric M in its squared domain (L2: compare sum of squares
+// with squared thresholds, no square root).
+template <class M>
+struct SquaredDomain { static constexpr bool value = false; };
+template <class T>
+struct SquaredDomain<metric::L2<T>> { static constexpr bool value = true; };
+
+}  // namespace apairs::twobody
