@@ -15,11 +15,11 @@ Problem base(Kind kind, int32_t pairs, int32_t metric, double p, int32_t dtype, 
     pb.kind = kind;
     pb.autopairs = pairs == APAIRS_PAIRS_AUTO;
     if (pb.autopairs) n2 = n1, ldb = lda;
-    pb.pw = pairwise::make_problem(metric, p, dtype, n1, n2, d, lda, ldb, n2);
-    // Pair counts must fit the 64-bit output: n1 * n2 < 2^63.
+    // Pair counts must fit the 64-bit outputs (checked first: make_problem would name ldd).
     int64_t prod = 0;
-    if (!mul_ok(pb.pw.n1, pb.pw.n2, &prod))
-        fail(APAIRS_ERROR_OVERFLOW, "n1 * n2 = {} * {} pairs overflow 64-bit counts", pb.pw.n1, pb.pw.n2);
+    if (n1 > 0 && n2 > 0 && (!mul_ok(n1, n2, &prod) || !mul_ok(prod, 8, &prod)))
+        fail(APAIRS_ERROR_OVERFLOW, "n1 * n2 = {} * {} pairs overflow 64-bit counts", n1, n2);
+    pb.pw = pairwise::make_problem(metric, p, dtype, n1, n2, d, lda, ldb, n2);
     return pb;
 }
 
