@@ -59,11 +59,47 @@ struct Tiler {
         std::vector<out_t> dist = std::vector<out_t>(size_t(TI * TJ));
     };
 
+    // One term of the fold: the minimum image first with a periodic box.
+    void step(acc_t &acc, in_t a, in_t b, int64_t k) const {
+        if constexpr (Periodic) m.step(acc, min_image(a - b, side[k], inv[k]), in_t(0));
+        else m.step(acc, a, b);
+    }
+
+    // d = D <= 3: one pass per row, the accumulator in a register, finish(merge(init,
+    // fold)) as the one-slice case of the general path.
+    template <int D>
+    void fused(Scratch &s, int64_t i0, int64_t ni, int64_t j0, int64_t nj) const {
+        in_t *bt = s.bt.data();
+        out_t *dist = s.dist.data();
+        for (int64_t jj = 0; jj < nj; ++jj)
+            for (int kk = 0; kk < D; ++kk) bt[kk * TJ + jj] = B[(j0 + jj) * ldb + kk];
+        for (int64_t ii = 0; ii < ni; ++ii) {
+            const in_t *a = A + (i0 + ii) * lda;
+            in_t av[D];
+            for (int kk = 0; kk < D; ++kk) av[kk] = a[kk];
+#pragma omp simd
+            for (int64_t jj = 0; jj < nj; ++jj) {
+                acc_t x = m.init();
+                for (int kk = 0; kk < D; ++kk) step(x, av[kk], bt[kk * TJ + jj], kk);
+                acc_t t = m.init();
+                m.merge(t, x);
+                dist[ii * TJ + jj] = m.finish(t);
+            }
+        }
+    }
+
     // dist[ii * TJ + jj] = F(A[i0 + ii], B[j0 + jj]) for ii < ni, jj < nj.
     void tile(Scratch &s, int64_t i0, int64_t ni, int64_t j0, int64_t nj) const {
         acc_t *acc = s.acc.data(), *tot = s.tot.data();
         in_t *bt = s.bt.data();
+        out_t *dist = s.dist.data();
+        switch (d) {  // most two-body problems: a fused pass with d known at compile time
+        case 1: return fused<1>(s, i0, ni, j0, nj);
+        case 2: return fused<2>(s, i0, ni, j0, nj);
+        case 3: return fused<3>(s, i0, ni, j0, nj);
+        }
         for (int64_t ii = 0; ii < ni; ++ii)
+#pragma omp simd
             for (int64_t jj = 0; jj < nj; ++jj) tot[ii * TJ + jj] = m.init();
         for (int64_t k0 = 0; k0 < d; k0 += DS) {
             const int64_t nk = std::min(DS, d - k0);
@@ -71,23 +107,22 @@ struct Tiler {
                 for (int64_t kk = 0; kk < nk; ++kk) bt[kk * TJ + jj] = B[(j0 + jj) * ldb + k0 + kk];
             for (int64_t ii = 0; ii < ni; ++ii) {
                 const in_t *a = A + (i0 + ii) * lda + k0;
+#pragma omp simd
                 for (int64_t jj = 0; jj < nj; ++jj) acc[jj] = m.init();
                 for (int64_t kk = 0; kk < nk; ++kk) {
                     const in_t av = a[kk];
                     const in_t *b = bt + kk * TJ;
-                    if constexpr (Periodic) {
-                        const in_t L = side[k0 + kk], iL = inv[k0 + kk];
-                        for (int64_t jj = 0; jj < nj; ++jj) m.step(acc[jj], min_image(av - b[jj], L, iL), in_t(0));
-                    } else {
-                        for (int64_t jj = 0; jj < nj; ++jj) m.step(acc[jj], av, b[jj]);
-                    }
+#pragma omp simd
+                    for (int64_t jj = 0; jj < nj; ++jj) step(acc[jj], av, b[jj], k0 + kk);
                 }
                 acc_t *t = tot + ii * TJ;
+#pragma omp simd
                 for (int64_t jj = 0; jj < nj; ++jj) m.merge(t[jj], acc[jj]);
             }
         }
         for (int64_t ii = 0; ii < ni; ++ii)
-            for (int64_t jj = 0; jj < nj; ++jj) s.dist[size_t(ii * TJ + jj)] = m.finish(tot[ii * TJ + jj]);
+#pragma omp simd
+            for (int64_t jj = 0; jj < nj; ++jj) dist[ii * TJ + jj] = m.finish(tot[ii * TJ + jj]);
     }
 };
 
@@ -343,19 +378,31 @@ void run_metric(const M &m, const Problem &pb, const void *Av, const void *Bv, c
         }
         return;
     }
-    // Histogram.
+    // Histogram. Uniform bins: a vectorised pass of guesses per row, then the scalar pass
+    // that fixes each guess and counts; caller edges: a binary search per pair.
     const int nbins = int(pb.nbins());
-    std::vector<V> E(pb.thresholds.size());
-    for (size_t b = 0; b < E.size(); ++b) E[b] = ceil_to<V>(pb.thresholds[b]);
-    const Bins<V> bins{E.data(), nbins, pb.uniform, pb.thresholds[0],
-                       double(nbins) / (pb.thresholds.back() - pb.thresholds[0])};
+    const std::vector<V> X = extended_edges<V>(pb.thresholds);
+    const Bins<V> bins = make_bins(X, pb.thresholds);
     const size_t hs = size_t(nbins + 2);
-    std::vector<std::vector<int64_t>> hist(size_t(threads), std::vector<int64_t>(hs, 0));
+    // Four interleaved copies per thread for the counts: consecutive pairs in one bin
+    // then do not wait on each other's increments.
+    std::vector<std::vector<int64_t>> hist(size_t(threads), std::vector<int64_t>(4 * hs, 0));
+    std::vector<std::vector<int32_t>> guesses(size_t(threads), std::vector<int32_t>(size_t(TJ), 0));
+    auto slots = [&](int tid, int64_t js, int64_t nj, const V *v, auto &&count) {
+        if (pb.uniform) {
+            int32_t *g = guesses[size_t(tid)].data();
+#pragma omp simd
+            for (int64_t jj = js; jj < nj; ++jj) g[jj] = bins.guess(v[jj]);
+            for (int64_t jj = js; jj < nj; ++jj) count(jj, bins.fix(v[jj], g[jj]));
+        } else {
+            for (int64_t jj = js; jj < nj; ++jj) count(jj, bins.slot(v[jj]));
+        }
+    };
     if (!out.sums) {
         for_each_pair(tl, pb.pw.n1, pb.pw.n2, pb.autopairs, threads,
                       [&](int tid, int64_t, int64_t, int64_t js, int64_t nj, const V *v) {
                           int64_t *h = hist[size_t(tid)].data();
-                          for (int64_t jj = js; jj < nj; ++jj) ++h[bins.slot(v[jj])];
+                          slots(tid, js, nj, v, [h, hs](int64_t jj, int s) { ++h[size_t(jj & 3) * hs + size_t(s)]; });
                       });
     } else {
         std::vector<std::vector<__int128>> wsum(size_t(threads), std::vector<__int128>(hs, 0));
@@ -364,11 +411,11 @@ void run_metric(const M &m, const Problem &pb, const void *Av, const void *Bv, c
                           int64_t *h = hist[size_t(tid)].data();
                           __int128 *w = wsum[size_t(tid)].data();
                           const double wi = out.wa[i];
-                          for (int64_t jj = js; jj < nj; ++jj) {
-                              const int s = bins.slot(v[jj]);
-                              ++h[s];
-                              w[s] += fixed_weight(wi, out.wb[j0 + jj]);
-                          }
+                          const double *wb = out.wb + j0;
+                          slots(tid, js, nj, v, [&](int64_t jj, int s) {
+                              ++h[size_t(jj & 3) * hs + size_t(s)];
+                              w[s] += fixed_weight(wi, wb[jj]);
+                          });
                       });
         for (size_t b = 0; b < hs; ++b) {
             __int128 s = 0;
@@ -378,7 +425,8 @@ void run_metric(const M &m, const Problem &pb, const void *Av, const void *Bv, c
     }
     for (size_t b = 0; b < hs; ++b) {
         int64_t s = 0;
-        for (int t = 0; t < threads; ++t) s += hist[size_t(t)][b];
+        for (int t = 0; t < threads; ++t)
+            for (size_t c = 0; c < 4; ++c) s += hist[size_t(t)][c * hs + b];
         out.counts[b] = s;
     }
 }

@@ -7,6 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "common/error.hpp"
 #include "pairwise/metrics.hpp"
@@ -33,38 +36,70 @@ APAIRS_HD int radius_slot(V v, const V *R, int n) {
 }
 
 // ---- Histogram: the output slot of a distance v (apairs.h: 0 below e_0, 1 + b for bin
-// b, nbins + 1 at or above e_nbins or NaN). E: the nbins + 1 edges ceil-converted to V,
-// so v >= e_b <=> v >= E[b]. Uniform bins guess b from (v - E[0]) * inv_width and
-// correct it against the edges (the guess is off by at most one near an edge; the loops
-// make any guess exact).
+// b, nbins + 1 at or above e_nbins or NaN). X: the nbins + 1 edges ceil-converted to V
+// (so v >= e_b <=> v >= X[1 + b]) between sentinels: X[0] = -inf, X[nbins + 2] =
+// X[nbins + 3] = +inf (the type's extremes for integers), nbins + 4 values; slot s holds
+// X[s] <= v < X[s + 1]. slot() is exact (a binary search); uniform bins first guess the
+// slot from (v - e_0) * nbins / (rmax - rmin) in G, the distance's own precision, and
+// fix() corrects the guess by one step each way against the edges and falls back to
+// slot() in the rare case (a NaN, +inf, a guess off by more than one) that is not enough.
 template <class V>
 struct Bins {
-    const V *E;
+    using G = typename std::conditional<std::is_same<V, float>::value, float, double>::type;
+    const V *X;
     int nbins;
-    bool uniform;
-    double e0, inv_width;  // uniform: the first edge and nbins / (rmax - rmin)
+    G e0, inv_width;
 
     APAIRS_HD int slot(V v) const {
+        const V *E = X + 1;
         if (!(v >= E[0])) return v < E[0] ? 0 : nbins + 1;  // below, or NaN
         if (!(v < E[nbins])) return nbins + 1;
-        int b;
-        if (uniform) {
-            const double g = (static_cast<double>(v) - e0) * inv_width;
-            b = g < 0 ? 0 : g >= nbins ? nbins - 1 : static_cast<int>(g);
-            while (v < E[b]) --b;
-            while (!(v < E[b + 1])) ++b;
-        } else {
-            int lo = 0, hi = nbins - 1;  // E[lo] <= v < E[hi + 1]
-            while (lo < hi) {
-                const int mid = (lo + hi + 1) / 2;
-                if (v >= E[mid]) lo = mid;
-                else hi = mid - 1;
-            }
-            b = lo;
+        int lo = 0, hi = nbins - 1;  // E[lo] <= v < E[hi + 1]
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if (v >= E[mid]) lo = mid;
+            else hi = mid - 1;
         }
-        return b + 1;
+        return lo + 1;
+    }
+    // Branch-free, so that a loop of guesses vectorises.
+    APAIRS_HD int guess(V v) const {
+        G g = (static_cast<G>(v) - e0) * inv_width + G(1);
+        g = g >= G(0) ? g : G(0);  // and NaN -> 0
+        g = g <= G(nbins + 1) ? g : G(nbins + 1);
+        return static_cast<int>(g);
+    }
+    APAIRS_HD int fix(V v, int s) const {
+        const int down = v < X[s] ? 1 : 0, up = v >= X[s + 1] ? 1 : 0;  // never both
+        s += up - down;
+        const bool ok = (X[s] <= v) & (v < X[s + 1]);
+        return __builtin_expect(ok, 1) ? s : slot(v);
     }
 };
+
+// The extended edges of Bins from the double edges of a problem.
+template <class V>
+std::vector<V> extended_edges(const std::vector<double> &edges) {
+    const V lo = std::numeric_limits<V>::has_infinity ? -std::numeric_limits<V>::infinity()
+                                                      : std::numeric_limits<V>::lowest();
+    const V hi = std::numeric_limits<V>::has_infinity ? std::numeric_limits<V>::infinity()
+                                                      : std::numeric_limits<V>::max();
+    std::vector<V> x;
+    x.reserve(edges.size() + 3);
+    x.push_back(lo);
+    for (double e : edges) x.push_back(ceil_to<V>(e));
+    x.push_back(hi);
+    x.push_back(hi);
+    return x;
+}
+
+template <class V>
+Bins<V> make_bins(const std::vector<V> &x, const std::vector<double> &edges) {
+    using G = typename Bins<V>::G;
+    const int nbins = static_cast<int>(edges.size()) - 1;
+    return Bins<V>{x.data(), nbins, static_cast<G>(edges.front()),
+                   static_cast<G>(double(nbins) / (edges.back() - edges.front()))};
+}
 
 // ---- Weights: w_a w_b in double, rounded to the nearest multiple of 2^-32 (ties to
 // even); |w| <= 2^15 keeps it below 2^62 in magnitude. -------------------------------
