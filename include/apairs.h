@@ -547,8 +547,11 @@ APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, con
  * the farthest neighbour (after every number; between NaNs the smaller index first).
  *
  * Memory and backends as apairs_plan_execute: HOST takes host arrays; CUDA takes device
- * or host arrays. Every output is written whole (never accumulated into): a failed call
- * writes nothing.
+ * or host arrays (a call with only device arrays returns after queuing, except
+ * apairs_plan_execute_histogram_weighted, which checks the weights on the device and
+ * waits for that check). Every output is written whole (never accumulated into): a
+ * failed call writes nothing. apairs_plan_describe names the technique the plan chose
+ * (host: tiles or a cell list; CUDA: how the counters are privatised) and why.
  */
 enum apairs_pairs_e {
     APAIRS_PAIRS_AUTO = 1,  /* one set: each unordered pair i < j once */

@@ -420,7 +420,7 @@ void run_metric(const M &m, const Problem &pb, const void *Av, const void *Bv, c
         for (size_t b = 0; b < hs; ++b) {
             __int128 s = 0;
             for (int t = 0; t < threads; ++t) s += wsum[size_t(t)][b];
-            out.sums[b] = fixed_to_double(s);
+            out.sums[b] = fixed128_to_double(static_cast<int64_t>(s >> 64), static_cast<uint64_t>(s));
         }
     }
     for (size_t b = 0; b < hs; ++b) {

@@ -4,6 +4,9 @@
 
 #include "host/host.hpp"
 #include "twobody/host.hpp"
+#if APAIRS_HAVE_CUDA
+#include "twobody/cuda.hpp"
+#endif
 
 namespace apairs::twobody {
 namespace {
@@ -31,9 +34,18 @@ class Plan final : public apairs_plan_s {
 public:
     Plan(const apairs_context_s &context, const Problem &pb) : pb_(pb) {
         ctx = context;
-        if (ctx.backend == APAIRS_BACKEND_CUDA)
-            fail(APAIRS_ERROR_UNSUPPORTED, "{} plans run on the host backend only in this build",
-                 kind_name(pb.kind));
+#if APAIRS_HAVE_CUDA
+        if (ctx.backend == APAIRS_BACKEND_CUDA) {
+            cuda_ = plan_cuda(pb_, ctx.device);
+            const CudaConfig &c = cuda_;
+            description = fmt::format(
+                "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} block={} threads grid={} blocks, {} blocks/SM, "
+                "{} registers/thread, {} B local/thread, {} B shared/block; technique: {}",
+                c.device, c.device_name, c.cc_major, c.cc_minor, c.sm_count, kernel_name(pb_), c.threads, c.grid,
+                c.blocks_per_sm, c.regs, c.stack, c.shared, c.why);
+            return;
+        }
+#endif
         const int threads = host::resolve_threads(ctx.host_threads);
         description = fmt::format("backend=host threads={} ({}) kernel={} technique: {}", threads,
                                   ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default",
@@ -86,6 +98,11 @@ public:
             }
             break;
         }
+#if APAIRS_HAVE_CUDA
+        if (ctx.backend == APAIRS_BACKEND_CUDA) {
+            return execute_cuda(pb_, cuda_, ctx.stream, A, B, out);
+        }
+#endif
         host::require_host_memory(check, check_names, n);
         if (out.wa) {
             require_weights(out.wa, pb_.pw.n1, "weights_a");
@@ -96,6 +113,9 @@ public:
 
 private:
     Problem pb_;
+#if APAIRS_HAVE_CUDA
+    CudaConfig cuda_;
+#endif
 };
 
 }  // namespace

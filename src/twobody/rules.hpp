@@ -106,18 +106,36 @@ Bins<V> make_bins(const std::vector<V> &x, const std::vector<double> &edges) {
 APAIRS_HD int64_t fixed_weight(double wa, double wb) {
     return static_cast<int64_t>(rint(wa * wb * 4294967296.0));
 }
-inline double fixed_to_double(__int128 s) {
-    // Exact split into two doubles' worth, rounded once: hi * 2^64 + lo, each < 2^64.
-    const bool neg = s < 0;
-    const unsigned __int128 m = neg ? -static_cast<unsigned __int128>(s) : static_cast<unsigned __int128>(s);
-    const long double v = std::ldexp(static_cast<long double>(static_cast<uint64_t>(m >> 64)), 64 - 32) +
-                          std::ldexp(static_cast<long double>(static_cast<uint64_t>(m)), -32);
-    // long double has 64 significand bits: exact while m < 2^64; above, one rounding in
-    // long double then one to double (a relative 2^-63 below double's own 2^-53).
-    return neg ? -static_cast<double>(v) : static_cast<double>(v);
+APAIRS_HD int clz64(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+    return __clzll(static_cast<long long>(x));
+#else
+    return __builtin_clzll(x);
+#endif
+}
+// The 128-bit fixed-point sum hi * 2^64 + lo (two's complement) times 2^-32, rounded to
+// the nearest double (ties to even) by integer arithmetic: the same bits on the host
+// and the device.
+APAIRS_HD double fixed128_to_double(int64_t hi, uint64_t lo) {
+    using u128 = unsigned __int128;
+    const u128 x = (static_cast<u128>(static_cast<uint64_t>(hi)) << 64) | lo;
+    const bool neg = hi < 0;
+    const u128 m = neg ? u128(0) - x : x;
+    if (m == 0) return 0.0;
+    const uint64_t mh = static_cast<uint64_t>(m >> 64);
+    const int msb = mh ? 127 - clz64(mh) : 63 - clz64(static_cast<uint64_t>(m));
+    uint64_t mant = static_cast<uint64_t>(m);
+    int sh = 0;
+    if (msb > 52) {
+        sh = msb - 52;
+        mant = static_cast<uint64_t>(m >> sh);
+        const u128 rem = m & ((u128(1) << sh) - 1), half = u128(1) << (sh - 1);
+        if (rem > half || (rem == half && (mant & 1))) ++mant;  // 2^53 at most: exact
+    }
+    const double r = ldexp(static_cast<double>(mant), sh - 32);
+    return neg ? -r : r;
 }
 
-// ---- Minimum image in the element type. ---------------------------------------------
 APAIRS_HD float rintv(float x) { return rintf(x); }
 APAIRS_HD double rintv(double x) { return rint(x); }
 template <class T>
