@@ -350,21 +350,27 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
 // ---- Dispatch -------------------------------------------------------------------------
 
 // Calls f(m, P, D) with the functor the engines use (L2 counts: SqEuclidean), the
-// periodic flag and the compiled dimension count (3 or 0 = any).
+// periodic flag and the compiled dimension count (d = 3, or with a box d = 1, 2, 3;
+// 0 = any d).
 template <class F>
 void with_kernel(const Problem &pb, F &&f) {
     const bool periodic = !pb.box.empty();
+    auto boxed = [&](auto m) {
+        if (pb.pw.d == 1) return f(m, std::true_type{}, std::integral_constant<int, 1>{});
+        if (pb.pw.d == 2) return f(m, std::true_type{}, std::integral_constant<int, 2>{});
+        f(m, std::true_type{}, std::integral_constant<int, 3>{});
+    };
     pairwise::dispatch(pb.pw, [&](auto m) {
         using M = decltype(m);
         using T = typename M::in_t;
         if constexpr (SquaredDomain<M>::value) {
             if (pb.kind == Kind::Counts) {
                 const metric::SqEuclidean<T> sq{};
-                if (periodic) return f(sq, std::true_type{}, std::integral_constant<int, 3>{});
+                if (periodic) return boxed(sq);
                 if (pb.pw.d == 3) return f(sq, std::false_type{}, std::integral_constant<int, 3>{});
                 return f(sq, std::false_type{}, std::integral_constant<int, 0>{});
             }
-            if (periodic) return f(m, std::true_type{}, std::integral_constant<int, 3>{});
+            if (periodic) return boxed(m);
         }
         if (pb.pw.d == 3) return f(m, std::false_type{}, std::integral_constant<int, 3>{});
         f(m, std::false_type{}, std::integral_constant<int, 0>{});
@@ -420,7 +426,7 @@ int slots_of(const Problem &pb) {
 // The shared memory of a reduce block: B's tile, weights and sums (weighted), counters.
 int64_t reduce_shared(const Problem &pb, bool fixed_d, int copies, bool weighted) {
     const int64_t slots = slots_of(pb);
-    int64_t b = (fixed_d ? 3 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;
+    int64_t b = (fixed_d ? 3 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3
     if (weighted) b += TB * 8 + (copies > 0 ? slots * 16 : 0);
     return b + int64_t(copies) * slots * 4;
 }
@@ -482,7 +488,7 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         c.why = fmt::format("one point of A per thread ({} per block){}, B staged {} points at a time through shared "
                             "memory; AUTO visits the tiles with j-block >= i-block, diagonal tiles by balanced pairing "
                             "(every thread TB/2 pairs); output: {}, flushed into 64-bit global counters{}",
-                            TB, c.fixed_d ? " in registers (d = 3 compiled in)" : " (any d: rows read through the cache)",
+                            TB, c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d) : std::string(" (any d: rows read through the cache)"),
                             TB, out, pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
     }
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared)),
