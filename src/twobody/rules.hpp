@@ -70,10 +70,10 @@ struct Bins {
         return static_cast<int>(g);
     }
     APAIRS_HD int fix(V v, int s) const {
-        const int down = v < X[s] ? 1 : 0, up = v >= X[s + 1] ? 1 : 0;  // never both
-        s += up - down;
-        const bool ok = (X[s] <= v) & (v < X[s + 1]);
-        return __builtin_expect(ok, 1) ? s : slot(v);
+        const bool down = v < X[s], up = !(v < X[s + 1]);  // a NaN goes up, then to slot()
+        if (__builtin_expect(!(down | up), 1)) return s;   // X[s] <= v < X[s + 1]: right
+        s += (up ? 1 : 0) - (down ? 1 : 0);
+        return (X[s] <= v && v < X[s + 1]) ? s : slot(v);
     }
 };
 
