@@ -111,6 +111,30 @@ __device__ __forceinline__ void add128(unsigned long long *lo, long long *hi, lo
     if (h) atomicAdd(reinterpret_cast<unsigned long long *>(hi), static_cast<unsigned long long>(h));
 }
 
+// A block's shared counters (and 128-bit sums) to zero.
+__device__ __forceinline__ void zero_block(int tid, unsigned int *cnt, int ncnt, unsigned long long *slo, long long *shi,
+                                           int nsums) {
+    for (int e = tid; e < ncnt; e += TB) cnt[e] = 0;
+    for (int e = tid; e < nsums; e += TB) slo[e] = 0, shi[e] = 0;
+}
+
+// A block's shared counters (summed over the copies) and 128-bit sums into the global
+// ones: one 64-bit atomic per slot, the low word's carry counted exactly.
+template <class V>
+__device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const unsigned int *cnt,
+                                            const unsigned long long *slo, const long long *shi, bool wshared) {
+    for (int s = tid; s < out.slots; s += TB) {
+        unsigned long long c = 0;
+        for (int q = 0; q < out.copies; ++q) c += cnt[q * out.slots + s];
+        if (c) atomicAdd(out.gcount + s, c);
+        if (wshared && (slo[s] | static_cast<unsigned long long>(shi[s]))) {
+            const unsigned long long old = atomicAdd(out.glo + s, slo[s]);
+            const long long h = shi[s] + ((old + slo[s] < old) ? 1 : 0);
+            if (h) atomicAdd(reinterpret_cast<unsigned long long *>(out.ghi + s), static_cast<unsigned long long>(h));
+        }
+    }
+}
+
 template <class M, bool P, int D>
 __global__ void __launch_bounds__(TB)
 reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t *__restrict__ A, int64_t lda,
@@ -131,24 +155,6 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     unsigned int *cnt = reinterpret_cast<unsigned int *>(shi + (wshared ? out.slots : 0));
     const int ncnt = out.copies * out.slots;
 
-    auto zero = [&] {
-        for (int e = tid; e < ncnt; e += TB) cnt[e] = 0;
-        if (wshared)
-            for (int e = tid; e < out.slots; e += TB) slo[e] = 0, shi[e] = 0;
-    };
-    auto flush = [&] {
-        for (int s = tid; s < out.slots; s += TB) {
-            unsigned long long c = 0;
-            for (int q = 0; q < out.copies; ++q) c += cnt[q * out.slots + s];
-            if (c) atomicAdd(out.gcount + s, c);
-            if (wshared && (slo[s] | static_cast<unsigned long long>(shi[s]))) {
-                // The block's hi:lo into the global 128-bit sum, the low word's carry counted.
-                const unsigned long long old = atomicAdd(out.glo + s, slo[s]);
-                const long long h = shi[s] + ((old + slo[s] < old) ? 1 : 0);
-                if (h) atomicAdd(reinterpret_cast<unsigned long long *>(out.ghi + s), static_cast<unsigned long long>(h));
-            }
-        }
-    };
     unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
     auto flush_mine = [&] {
         unsigned int w = mine;
@@ -172,7 +178,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
         else if (out.weighted) add128(out.glo + s, out.ghi + s, fixed_weight(wi, wj));
     };
 
-    zero();
+    zero_block(tid, cnt, ncnt, slo, shi, wshared ? out.slots : 0);
     __syncthreads();
     int64_t since_flush = 0;
     // Tile t = bi * tiles_j + bj, stepped by gridDim.x without a 64-bit division in the
@@ -221,24 +227,25 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             else v = distance<M, P, D>(m, box, arow, B + j * ldb, 1, d);
             emit(v, wi, out.weighted ? Ws[jj] : 0.0);
         };
-        if (autopairs && bi == bj) {
-            // Balanced pairing within the diagonal tile.
-            for (int s = 1; s <= TB / 2; ++s)
-                if (s < TB / 2 || tid < TB / 2) pair((tid + s) % TB);
-        } else {
-            for (int jj = 0; jj < TB; ++jj) pair(jj);
+        // Off-diagonal tiles: every jj. A diagonal tile (AUTO): balanced pairing, jj =
+        // tid + s mod TB for s = 1 .. TB/2, the last step by half of the threads. (One
+        // call site, so that the pair is inlined.)
+        const bool diagonal = autopairs && bi == bj;
+        for (int q = 0; q < (diagonal ? TB / 2 : TB); ++q) {
+            const int jj = diagonal ? (tid + q + 1) % TB : q;
+            if (!diagonal || q + 1 < TB / 2 || tid < TB / 2) pair(jj);
         }
         if (out.mode == kOneRadius) flush_mine();
         __syncthreads();
         if (++since_flush == flush_tiles) {  // before a 32-bit counter could overflow
-            flush();
+            flush_block(out, tid, cnt, slo, shi, wshared);
             __syncthreads();
-            zero();
+            zero_block(tid, cnt, ncnt, slo, shi, wshared ? out.slots : 0);
             __syncthreads();
             since_flush = 0;
         }
     }
-    flush();
+    flush_block(out, tid, cnt, slo, shi, wshared);
 }
 
 // The caller's outputs, from the global counters, by one block: pair counts cumulative,
