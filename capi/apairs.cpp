@@ -19,6 +19,7 @@
 #include "common/plan.hpp"
 #include "batched/plan.hpp"
 #include "pairwise/plan.hpp"
+#include "twobody/plan.hpp"
 #if APAIRS_HAVE_CUDA
 #include "cuda/device.hpp"
 #endif
@@ -307,6 +308,79 @@ apairs_status_t apairs_plan_create_transpose_batched(apairs_plan_t *plan, apairs
 
 apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, const void *in, void *out) {
     return guarded(__func__, [&] { execute_op(plan, "transpose", {{"in", in}, {"out", out}}); });
+}
+
+// Every two-body create: check the handles, build the family's problem (which validates
+// every argument), plan.
+#define APAIRS_CREATE_TWOBODY(make_problem, ...)                                              \
+    guarded(__func__, [&] {                                                                   \
+        require(plan, "plan");                                                                \
+        require(ctx, "ctx");                                                                  \
+        *plan = apairs::twobody::make_plan(*ctx, apairs::twobody::make_problem(__VA_ARGS__)).release(); \
+    })
+
+namespace {
+// Every two-body execute: the plan checks its arrays (B may be NULL for AUTO), in the
+// order of twobody::Array.
+void execute_twobody(apairs_plan_t plan, const char *op, const void *A, const void *B, const void *wa,
+                     const void *wb, const void *out0, const void *out1, bool weighted) {
+    require(plan, "plan");
+    apairs::require_op(*plan, op);
+    static const int marker = 0;
+    const void *arrays[apairs::twobody::kArrays] = {A, B, wa, wb, out0, out1, weighted ? &marker : nullptr};
+    plan->execute(arrays);
+}
+}  // namespace
+
+apairs_status_t apairs_plan_create_pair_counts(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
+                                               int32_t metric, double p, int32_t dtype, int64_t n1, int64_t n2,
+                                               int64_t d, int64_t lda, int64_t ldb, int64_t nradii,
+                                               const double *radii, int64_t nbox, const double *box) {
+    return APAIRS_CREATE_TWOBODY(make_counts, pairs, metric, p, dtype, n1, n2, d, lda, ldb, nradii, radii, nbox,
+                                 box);
+}
+
+apairs_status_t apairs_plan_execute_pair_counts(apairs_plan_t plan, const void *A, const void *B, int64_t *counts) {
+    return guarded(__func__, [&] { execute_twobody(plan, "pair_counts", A, B, nullptr, nullptr, counts, nullptr, false); });
+}
+
+apairs_status_t apairs_plan_create_histogram_uniform(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
+                                                     int32_t metric, double p, int32_t dtype, int64_t n1,
+                                                     int64_t n2, int64_t d, int64_t lda, int64_t ldb, int64_t nbins,
+                                                     double rmin, double rmax, int64_t nbox, const double *box) {
+    return APAIRS_CREATE_TWOBODY(make_histogram_uniform, pairs, metric, p, dtype, n1, n2, d, lda, ldb, nbins, rmin,
+                                 rmax, nbox, box);
+}
+
+apairs_status_t apairs_plan_create_histogram_edges(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
+                                                   int32_t metric, double p, int32_t dtype, int64_t n1, int64_t n2,
+                                                   int64_t d, int64_t lda, int64_t ldb, int64_t nbins,
+                                                   const double *edges, int64_t nbox, const double *box) {
+    return APAIRS_CREATE_TWOBODY(make_histogram_edges, pairs, metric, p, dtype, n1, n2, d, lda, ldb, nbins, edges,
+                                 nbox, box);
+}
+
+apairs_status_t apairs_plan_execute_histogram(apairs_plan_t plan, const void *A, const void *B, int64_t *counts) {
+    return guarded(__func__, [&] { execute_twobody(plan, "histogram", A, B, nullptr, nullptr, counts, nullptr, false); });
+}
+
+apairs_status_t apairs_plan_execute_histogram_weighted(apairs_plan_t plan, const void *A, const void *B,
+                                                       const double *weights_a, const double *weights_b,
+                                                       int64_t *counts, double *sums) {
+    return guarded(__func__, [&] {
+        execute_twobody(plan, "histogram", A, B, weights_a, weights_b, counts, sums, true);
+    });
+}
+
+apairs_status_t apairs_plan_create_knn(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs, int32_t metric,
+                                       double p, int32_t dtype, int64_t n1, int64_t n2, int64_t d, int64_t lda,
+                                       int64_t ldb, int64_t k) {
+    return APAIRS_CREATE_TWOBODY(make_knn, pairs, metric, p, dtype, n1, n2, d, lda, ldb, k);
+}
+
+apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const void *A, const void *B, int64_t *indices,
+                                        void *distances) {
+    return guarded(__func__, [&] { execute_twobody(plan, "knn", A, B, nullptr, nullptr, indices, distances, false); });
 }
 
 apairs_status_t apairs_plan_describe(apairs_plan_t plan, char *buf, int64_t size, int64_t *length) {

@@ -114,6 +114,14 @@ module apairs
   integer(c_int32_t), parameter :: APAIRS_UPLO_LOWER = 1
   integer(c_int32_t), parameter :: APAIRS_UPLO_UPPER = 2
 
+  ! Two-body statistics plans (apairs_pairs_e, APAIRS_KNN_MAX_K). A Fortran array
+  ! X(d, n) is n points of d coordinates. Without a periodic box pass nbox = 0 and any
+  ! real(c_double) array as box; for AUTO pass c_null_ptr (or A) as B and weights_a
+  ! again as weights_b.
+  integer(c_int32_t), parameter :: APAIRS_PAIRS_AUTO = 1
+  integer(c_int32_t), parameter :: APAIRS_PAIRS_CROSS = 2
+  integer(c_int32_t), parameter :: APAIRS_KNN_MAX_K = 128
+
   ! ---------------------------------------------------------------------------------
   ! The C functions, in the order of apairs.h
   ! ---------------------------------------------------------------------------------
@@ -517,6 +525,137 @@ module apairs
       type(c_ptr), value :: out
       integer(c_int32_t) :: r
     end function apairs_plan_execute_transpose
+
+    ! Two-body statistics plans
+    function apairs_plan_create_pair_counts(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, &
+        nradii, radii, nbox, box) bind(C, name="apairs_plan_create_pair_counts") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: pairs
+      integer(c_int32_t), value :: metric
+      real(c_double), value :: p
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: n1
+      integer(c_int64_t), value :: n2
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: nradii
+      real(c_double), dimension(*), intent(in) :: radii
+      integer(c_int64_t), value :: nbox
+      real(c_double), dimension(*), intent(in) :: box
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_pair_counts
+
+    ! counts(nradii)
+    function apairs_plan_execute_pair_counts(plan, A, B, counts) &
+        bind(C, name="apairs_plan_execute_pair_counts") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      integer(c_int64_t), dimension(*), intent(out) :: counts
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_pair_counts
+
+    function apairs_plan_create_histogram_uniform(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, &
+        nbins, rmin, rmax, nbox, box) bind(C, name="apairs_plan_create_histogram_uniform") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: pairs
+      integer(c_int32_t), value :: metric
+      real(c_double), value :: p
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: n1
+      integer(c_int64_t), value :: n2
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: nbins
+      real(c_double), value :: rmin
+      real(c_double), value :: rmax
+      integer(c_int64_t), value :: nbox
+      real(c_double), dimension(*), intent(in) :: box
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_histogram_uniform
+
+    ! edges(nbins + 1)
+    function apairs_plan_create_histogram_edges(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, &
+        nbins, edges, nbox, box) bind(C, name="apairs_plan_create_histogram_edges") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: pairs
+      integer(c_int32_t), value :: metric
+      real(c_double), value :: p
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: n1
+      integer(c_int64_t), value :: n2
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: nbins
+      real(c_double), dimension(*), intent(in) :: edges
+      integer(c_int64_t), value :: nbox
+      real(c_double), dimension(*), intent(in) :: box
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_histogram_edges
+
+    ! counts(nbins + 2): below the first edge, the bins, at or above the last (or NaN)
+    function apairs_plan_execute_histogram(plan, A, B, counts) &
+        bind(C, name="apairs_plan_execute_histogram") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      integer(c_int64_t), dimension(*), intent(out) :: counts
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_histogram
+
+    function apairs_plan_execute_histogram_weighted(plan, A, B, weights_a, weights_b, counts, sums) &
+        bind(C, name="apairs_plan_execute_histogram_weighted") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      real(c_double), dimension(*), intent(in) :: weights_a
+      real(c_double), dimension(*), intent(in) :: weights_b
+      integer(c_int64_t), dimension(*), intent(out) :: counts
+      real(c_double), dimension(*), intent(out) :: sums
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_histogram_weighted
+
+    function apairs_plan_create_knn(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, k) &
+        bind(C, name="apairs_plan_create_knn") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: pairs
+      integer(c_int32_t), value :: metric
+      real(c_double), value :: p
+      integer(c_int32_t), value :: dtype
+      integer(c_int64_t), value :: n1
+      integer(c_int64_t), value :: n2
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: k
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_knn
+
+    ! indices(k, n1) (0-based row numbers) and distances(k, n1) of the dtype, via c_loc
+    function apairs_plan_execute_knn(plan, A, B, indices, distances) &
+        bind(C, name="apairs_plan_execute_knn") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      integer(c_int64_t), dimension(*), intent(out) :: indices
+      type(c_ptr), value :: distances
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_knn
   end interface
 
   ! C's strlen, for the *_f functions (private).

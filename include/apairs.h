@@ -2,7 +2,8 @@
  * libapairs: all-pairs distances on the GPU and the host, behind a stable C ABI.
  *
  * Read this header top to bottom: versions, status codes and errors, contexts,
- * all-pairs plans, batched plans. Every function returns an apairs_status_t (APAIRS_SUCCESS is 0),
+ * all-pairs plans, batched plans, two-body statistics plans. Every function returns an
+ * apairs_status_t (APAIRS_SUCCESS is 0),
  * checks all of its arguments before it touches memory, and writes nothing when it
  * fails; the per-thread message apairs_last_error() then names the offending
  * argument and value.
@@ -521,6 +522,145 @@ APAIRS_API apairs_status_t apairs_plan_create_transpose_batched(apairs_plan_t *p
 
 /** Execute a transpose plan. out must not overlap in. */
 APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, const void *in, void *out);
+
+/* ------------------------------------------------------------------------ */
+/* Two-body statistics plans                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Reduced outputs of the all-pairs computation that never materialise the n1 x n2
+ * matrix: pair counts within radii, distance histograms and k nearest neighbours. A, B,
+ * metric, p, dtype, n1, n2, d, lda and ldb mean what they mean for
+ * apairs_plan_create_pairwise, with the same limits and the same metric functors.
+ *
+ * Pairs (an apairs_pairs_e value):
+ *   AUTO   one set A of n1 points: every unordered pair {i, j}, i < j, once (kNN:
+ *          every j != i). n2 and ldb are ignored (pass 0) and so is B at execute
+ *          (pass NULL or A). n1 (n1 - 1) / 2 pairs.
+ *   CROSS  two sets: every (i, j), i < n1, j < n2. n1 n2 pairs. B may be A.
+ *
+ * The distance of a pair is the value apairs_plan_execute would write into D for it,
+ * computed in the element type with the accuracy stated above for its metric (HAMMING on
+ * U8: the int32_t count). Every rule below compares that value with thresholds given
+ * as doubles, exactly (no rounding of the threshold). Where comparing in the metric's
+ * own domain is exact, the engines do that instead of finishing the distance: for L2
+ * the squared distance is compared with the largest squared value whose rounded square
+ * root is still within the radius, so no square root is taken and the result is the
+ * same. Bin and radius membership is therefore exact for the computed distance; a pair
+ * whose exact distance lies within the metric's error bound of an edge may fall on
+ * either side (the tests allow this only for pairs within a relative 1e-6 of an edge,
+ * F32 with d <= 8 and F64).
+ *
+ * Periodic box (nbox = d, box[k] the side of dimension k, finite and > 0): only L2
+ * with 1 <= d <= 3. The distance is the minimum-image one: each difference
+ * t = a_k - b_k is replaced by t - box[k] * rint(t / box[k]) in the element type (any
+ * coordinates; accuracy best within a few box lengths of the origin), then L2 as
+ * usual. Radii and histogram edges must not exceed half the smallest side, where the
+ * minimum image stops being the distance. nbox = 0: no box (box may be NULL).
+ *
+ * A NaN distance is never within a radius, falls in the histogram's last slot, and is
+ * the farthest neighbour (after every number; between NaNs the smaller index first).
+ *
+ * Memory and backends as apairs_plan_execute: HOST takes host arrays; CUDA takes device
+ * or host arrays (a call with only device arrays returns after queuing, except
+ * apairs_plan_execute_histogram_weighted, which checks the weights on the device and
+ * waits for that check). Every output is written whole (never accumulated into): a
+ * failed call writes nothing. apairs_plan_describe names the technique the plan chose
+ * (host: tiles or a cell list; CUDA: how the counters are privatised) and why.
+ */
+enum apairs_pairs_e {
+    APAIRS_PAIRS_AUTO = 1,  /* one set: each unordered pair i < j once */
+    APAIRS_PAIRS_CROSS = 2  /* two sets: every (i, j) */
+};
+
+/* The largest k of a kNN plan. */
+#define APAIRS_KNN_MAX_K 128
+
+/** Plan cumulative pair counts: counts[q] = the number of pairs whose distance is
+ *  <= radii[q] (a 2-point correlation function's DD(r)).
+ *  @param[in] pairs    an apairs_pairs_e value
+ *  @param[in] nradii   1 to 4096 radii
+ *  @param[in] radii    nradii finite values, strictly increasing (copied by the plan)
+ *  @param[in] nbox, box  0 and NULL, or the periodic box as described above
+ *  Fails with NULL_POINTER, INVALID_VALUE (unsorted or non-finite radii, a radius beyond
+ *  half the box, box side <= 0, ...), OVERFLOW, UNKNOWN_ENUM, UNSUPPORTED (a box with a
+ *  metric other than L2 or d > 3), and on CUDA as apairs_plan_create_pairwise. */
+APAIRS_API apairs_status_t apairs_plan_create_pair_counts(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
+                                                          int32_t metric, double p, int32_t dtype, int64_t n1,
+                                                          int64_t n2, int64_t d, int64_t lda, int64_t ldb,
+                                                          int64_t nradii, const double *radii, int64_t nbox,
+                                                          const double *box);
+
+/** Execute a pair-count plan: counts (nradii int64_t) as above. */
+APAIRS_API apairs_status_t apairs_plan_execute_pair_counts(apairs_plan_t plan, const void *A, const void *B,
+                                                           int64_t *counts);
+
+/*
+ * Histograms of distances. nbins bins with edges e_0 < e_1 < ... < e_nbins; bin b holds
+ * the pairs with e_b <= distance < e_{b+1}. The output has nbins + 2 slots:
+ *   counts[0]          distance < e_0
+ *   counts[1 + b]      bin b, 0 <= b < nbins
+ *   counts[nbins + 1]  distance >= e_nbins, or NaN
+ * so the slots always add up to the number of pairs, exactly (64-bit counts).
+ * Uniform bins on [rmin, rmax): e_b = rmin + b * ((rmax - rmin) / nbins) in double for
+ * b < nbins, and e_nbins = rmax; they must come out strictly increasing.
+ *
+ * Weights (apairs_plan_execute_histogram_weighted): each pair adds w_i w_j, the product
+ * of its two points' weights (AUTO: both from weights_a), to its slot's sum. The
+ * product is formed in double and rounded to the nearest multiple of 2^-32 (ties to
+ * even), a resolution of 2.3e-10 (absolute error <= 2^-33 per pair); these fixed-point
+ * values are added exactly in 128-bit integers, so the sums are the same bits on every
+ * run, thread count, backend and block size; each sum is rounded to double once at the
+ * end. Weights must be finite with |w| <= 2^15 (INVALID_VALUE otherwise, checked before
+ * anything is written).
+ */
+
+/** Plan a histogram with nbins uniform bins on [rmin, rmax).
+ *  @param[in] nbins    1 to 2^20
+ *  @param[in] rmin, rmax  finite, rmin < rmax
+ *  Other arguments and failures as apairs_plan_create_pair_counts (edges in place of
+ *  radii). */
+APAIRS_API apairs_status_t apairs_plan_create_histogram_uniform(apairs_plan_t *plan, apairs_context_t ctx,
+                                                                int32_t pairs, int32_t metric, double p,
+                                                                int32_t dtype, int64_t n1, int64_t n2, int64_t d,
+                                                                int64_t lda, int64_t ldb, int64_t nbins,
+                                                                double rmin, double rmax, int64_t nbox,
+                                                                const double *box);
+
+/** Plan a histogram with caller-given edges: nbins + 1 finite doubles, strictly
+ *  increasing (copied by the plan). nbins: 1 to 2^20. */
+APAIRS_API apairs_status_t apairs_plan_create_histogram_edges(apairs_plan_t *plan, apairs_context_t ctx,
+                                                              int32_t pairs, int32_t metric, double p,
+                                                              int32_t dtype, int64_t n1, int64_t n2, int64_t d,
+                                                              int64_t lda, int64_t ldb, int64_t nbins,
+                                                              const double *edges, int64_t nbox,
+                                                              const double *box);
+
+/** Execute a histogram plan: counts, nbins + 2 int64_t as above. */
+APAIRS_API apairs_status_t apairs_plan_execute_histogram(apairs_plan_t plan, const void *A, const void *B,
+                                                         int64_t *counts);
+
+/** Execute a histogram plan with weights: weights_a (n1 doubles), weights_b (n2 doubles;
+ *  ignored for AUTO, pass NULL or weights_a), counts and sums (nbins + 2 each). */
+APAIRS_API apairs_status_t apairs_plan_execute_histogram_weighted(apairs_plan_t plan, const void *A,
+                                                                  const void *B, const double *weights_a,
+                                                                  const double *weights_b, int64_t *counts,
+                                                                  double *sums);
+
+/** Plan k nearest neighbours: for every row i of A, the k rows j of B (AUTO: of A,
+ *  j != i) with the smallest distances, sorted by (distance, j): ties go to the smaller
+ *  index. "Nearest" is the smallest value of the metric, for DOT too (negate the rows of
+ *  one side for the largest inner products).
+ *  @param[in] k        1 to APAIRS_KNN_MAX_K, and <= n2 (AUTO: <= n1 - 1)
+ *  No periodic box. Fails as apairs_plan_create_pairwise (INVALID_VALUE for k). */
+APAIRS_API apairs_status_t apairs_plan_create_knn(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
+                                                  int32_t metric, double p, int32_t dtype, int64_t n1, int64_t n2,
+                                                  int64_t d, int64_t lda, int64_t ldb, int64_t k);
+
+/** Execute a kNN plan: indices (n1 x k int64_t, row-major) and distances (n1 x k of the
+ *  dtype; int32_t for HAMMING on U8): row i holds its k neighbours nearest first. */
+APAIRS_API apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const void *A, const void *B,
+                                                   int64_t *indices, void *distances);
 
 #ifdef __cplusplus
 }

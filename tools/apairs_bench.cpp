@@ -1,6 +1,7 @@
 // apairs_bench: times apairs_plan_execute on the cases of the 'pairwise' suite of
-// shared/bench/peers.py, and the batched plans (gemm, gemv, potrf, potrs, getrf, dot,
-// and the AoS -> SoA transpose) on the rows of its 'batched' suite (--suite), and
+// shared/bench/peers.py, the batched plans (gemm, gemv, potrf, potrs, getrf, dot,
+// and the AoS -> SoA transpose) on the rows of its 'batched' suite, and the two-body
+// statistics plans on the rows of its 'stats' suite (--suite), and
 // prints its rows in the same format, shapes and rates, so that the two outputs can be
 // read side by side.
 //
@@ -100,8 +101,21 @@ bandwidth bound (those bytes at the copy bandwidth) and the fraction of it reach
 and the plan's describe() line. Timing: device arrays, one warm-up call, CUDA events,
 median of 5. Host backend: n = 8 (dot 16, transpose 4), B = 10^4 or --host-batch.
 
+Stats suite (--suite stats): the rows of peers.py's 'stats' suite, same shapes (N =
+131072, 32768 with --quick; host backend N = 20000, the issue's host target): float32
+points uniform in [0, 1)^3, AUTO (N (N - 1) / 2 distinct pairs), one execute call each:
+  apairs SDH histogram f32 (distinct pairs)  256 and 4096 uniform bins on [0, sqrt(3))
+                                             (peer: SDH cdist+histc); on CUDA also
+                                             N = 4000000 with 256 bins (one call)
+  apairs 2PCF count r<=0.1 f32               pair counts within 0.1 (peer: 2PCF count)
+  apairs kNN k=16 f32                        (peer: kNN k=16 cdist+topk; rate over the
+                                             N x N ordered pairs as peers.py's)
+in G pairs/s. The '#' line: histogram slots adding up to N(N-1)/2 exactly, the count
+within 5% of its expectation for the unit cube, three kNN rows against a long-double
+brute force. Outputs in device memory on CUDA, host memory on the host.
+
 Options:
-  --suite S        pairwise (default) | batched | all
+  --suite S        pairwise (default) | batched | stats | all
   --copy-gbs X     the device's copy bandwidth in GB/s (read + write bytes per second)
                    for the batched suite's bandwidth-bound fraction; default: measured
                    here with a 1 GiB device-to-device cudaMemcpy timed by CUDA events
@@ -1169,6 +1183,130 @@ std::string host_cpu_name() {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------
+// The stats suite: the rows of peers.py's 'stats' suite (two-body statistics of
+// float32 points uniform in the unit cube, as torch.rand(N, 3)), same shapes and rates:
+// SDH histograms (256 and 4096 uniform bins on [0, sqrt(3))), pair counts within
+// r = 0.1 and kNN with k = 16, each through one execute call on the whole set (AUTO:
+// N (N - 1) / 2 distinct pairs; kNN: the N x N ordered pairs, i = j excluded).
+
+struct StatsCase {
+    std::string name;
+    int kind;  // 0 histogram, 1 pair counts, 2 kNN
+    int64_t n, bins, k;
+    int reps, warm;
+    std::string shape() const {
+        return kind == 0 ? fmt::format("N={} bins={}", n, bins) : fmt::format("N={}", n);
+    }
+};
+
+std::vector<StatsCase> make_stats_cases(bool quick, bool host) {
+    const int64_t n = host ? 20000 : quick ? 32768 : 131072;
+    std::vector<StatsCase> cs = {
+        {"apairs SDH histogram f32 (distinct pairs)", 0, n, 256, 0, 3, 1},
+        {"apairs SDH histogram f32 (distinct pairs)", 0, n, 4096, 0, 3, 1},
+        {"apairs 2PCF count r<=0.1 f32", 1, n, 0, 0, 3, 1},
+        {"apairs kNN k=16 f32", 2, n, 0, 16, 3, 1},
+    };
+    if (!host && !quick) cs.push_back({"apairs SDH histogram f32 (distinct pairs)", 0, 4000000, 256, 0, 1, 0});
+    return cs;
+}
+
+Row run_stats_case(const StatsCase &c, apairs_context_t ctx, const Settings &st) {
+    Row row{c.name, c.shape(), 0, 0, "", "", "stats", c.kind == 2 ? "G ordered pairs/s" : "G distinct pairs/s"};
+    int reps = st.quick && !st.cuda ? 1 : c.reps;
+    const int warm = st.quick && !st.cuda ? 0 : c.warm;
+    if (st.reps > 0) reps = st.reps;
+    const int64_t n = c.n, d = 3;
+    const double rmax = std::sqrt(3.0), radius = 0.1;
+    PlanHolder plan;
+    const auto tp = std::chrono::steady_clock::now();
+    switch (c.kind) {
+    case 0:
+        API(apairs_plan_create_histogram_uniform, &plan.p, ctx, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0.0,
+            APAIRS_DTYPE_F32, n, 0, d, d, 0, c.bins, 0.0, rmax, 0, nullptr);
+        break;
+    case 1:
+        API(apairs_plan_create_pair_counts, &plan.p, ctx, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0.0, APAIRS_DTYPE_F32,
+            n, 0, d, d, 0, 1, &radius, 0, nullptr);
+        break;
+    default:
+        API(apairs_plan_create_knn, &plan.p, ctx, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0.0, APAIRS_DTYPE_F32, n, 0, d,
+            d, 0, c.k);
+    }
+    const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
+    row.plan = describe(plan.p);
+    [[maybe_unused]] const std::size_t a_bytes = std::size_t(n * d) * 4;
+    const std::size_t out_elems = c.kind == 0 ? std::size_t(c.bins + 2) : c.kind == 1 ? 1 : std::size_t(n * c.k);
+    std::vector<float> pts(std::size_t(n * d));
+    fill(APAIRS_DTYPE_F32, kSeedA, pts.data(), uint64_t(n * d));
+    std::vector<int64_t> out(out_elems);
+    std::vector<float> dist(c.kind == 2 ? out_elems : 0);
+    auto execute = [&](const void *A, void *o0, void *o1) {
+        if (c.kind == 0) API(apairs_plan_execute_histogram, plan.p, A, nullptr, static_cast<int64_t *>(o0));
+        else if (c.kind == 1) API(apairs_plan_execute_pair_counts, plan.p, A, nullptr, static_cast<int64_t *>(o0));
+        else API(apairs_plan_execute_knn, plan.p, A, nullptr, static_cast<int64_t *>(o0), o1);
+    };
+    std::vector<double> ts;
+    if (!st.cuda) {
+        ts = time_calls(false, warm, reps, [&] { execute(pts.data(), out.data(), dist.data()); }, [] {});
+    } else {
+#if APAIRS_BENCH_CUDA
+        DevBuf dA(a_bytes), dO(out_elems * 8), dD(c.kind == 2 ? out_elems * 4 : 4);
+        CU(cudaMemcpy(dA.p, pts.data(), a_bytes, cudaMemcpyHostToDevice));
+        CU(cudaMemset(dO.p, 0xff, out_elems * 8));
+        ts = time_calls(true, warm, reps, [&] { execute(dA.p, dO.p, dD.p); }, [] {});
+        CU(cudaMemcpy(out.data(), dO.p, out_elems * 8, cudaMemcpyDeviceToHost));
+        if (c.kind == 2) CU(cudaMemcpy(dist.data(), dD.p, out_elems * 4, cudaMemcpyDeviceToHost));
+#else
+        die("this apairs_bench was built without CUDA");
+#endif
+    }
+    row.ms = median(ts);
+    const double pairs = c.kind == 2 ? double(n) * double(n) : 0.5 * double(n) * double(n - 1);
+    row.rate = pairs / row.ms / 1e6;
+
+    // The check: histogram totals exact; the count against its expectation for uniform
+    // points in the unit cube (2 pi r^3 / 3 (1 - 9 r / 16 ...) per pair: only a sanity
+    // band); kNN rows 0, n/2 and n-1 against a long-double brute force.
+    const int64_t distinct = n * (n - 1) / 2;
+    if (c.kind == 0) {
+        int64_t total = 0;
+        for (int64_t v : out) total += v;
+        row.check = total == distinct ? fmt::format("check: the {} slots add up to N(N-1)/2 = {} exactly", out.size(), distinct)
+                                      : fmt::format("CHECK FAILED: the slots add up to {}, not N(N-1)/2 = {}", total, distinct);
+    } else if (c.kind == 1) {
+        // Unit cube, r = 0.1: P(|x - y| <= r) = 4/3 pi r^3 - 3/2 pi r^4 + 8/5 r^5 ... (boundary terms).
+        const double p = 4.0 / 3.0 * M_PI * std::pow(radius, 3) - 1.5 * M_PI * std::pow(radius, 4) + 1.6 * std::pow(radius, 5);
+        const double expect = p * double(distinct), rel = std::fabs(double(out[0]) - expect) / expect;
+        row.check = rel < 0.05 ? fmt::format("check: {} pairs within r, {:.2f}% from the expected {:.0f}", out[0], 100 * rel, expect)
+                               : fmt::format("CHECK FAILED: {} pairs within r, expected about {:.0f}", out[0], expect);
+    } else {
+        int bad = 0;
+        for (int64_t i : {int64_t(0), n / 2, n - 1}) {
+            std::vector<std::pair<long double, int64_t>> all;
+            for (int64_t j = 0; j < n; ++j) {
+                if (j == i) continue;
+                long double s = 0;
+                for (int64_t k = 0; k < d; ++k) {
+                    const long double t = (long double)pts[std::size_t(i * d + k)] - pts[std::size_t(j * d + k)];
+                    s += t * t;
+                }
+                all.push_back({sqrtl(s), j});
+            }
+            std::partial_sort(all.begin(), all.begin() + c.k, all.end());
+            for (int64_t q = 0; q < c.k; ++q)
+                if (fabsl(dist[std::size_t(i * c.k + q)] - all[std::size_t(q)].first) > 1e-6L * all[std::size_t(q)].first + 1e-12L)
+                    ++bad;
+        }
+        row.check = bad ? fmt::format("CHECK FAILED: {} of {} neighbour distances of rows 0, N/2, N-1 differ from brute force", bad, 3 * c.k)
+                        : fmt::format("check: rows 0, N/2, N-1: the {} neighbour distances match a long-double brute force", c.k);
+    }
+    row.plan = fmt::format("plan {:.3f} ms; {}", plan_ms, row.plan);
+    return row;
+}
+
+
 int main(int argc, char **argv) {
     apairs_tools::ignore_sigxfsz();  // a file-size limit: the --json write fails with EFBIG, reported
     std::string backend, json, suite = "pairwise";
@@ -1202,8 +1340,8 @@ int main(int argc, char **argv) {
             return 0;
         } else if (a == "--suite") {
             suite = need("--suite");
-            if (suite != "pairwise" && suite != "batched" && suite != "all") {
-                fmt::print(stderr, "apairs_bench: --suite: '{}' (expected pairwise, batched or all)\n", suite);
+            if (suite != "pairwise" && suite != "batched" && suite != "stats" && suite != "all") {
+                fmt::print(stderr, "apairs_bench: --suite: '{}' (expected pairwise, batched, stats or all)\n", suite);
                 return 1;
             }
         } else if (a == "--copy-gbs") {
@@ -1259,7 +1397,8 @@ int main(int argc, char **argv) {
     if (st.cuda) die("this apairs_bench was built without CUDA (meson found no CUDA); use --backend host");
 #endif
 
-    const bool run_pairwise = suite != "batched", run_batched = suite != "pairwise";
+    const bool run_pairwise = suite == "pairwise" || suite == "all", run_batched = suite == "batched" || suite == "all",
+               run_stats = suite == "stats" || suite == "all";
     auto keep = [&](const std::string &name, const std::string &shape) {
         bool k = only.empty();
         for (const std::string &s : only)
@@ -1274,12 +1413,17 @@ int main(int argc, char **argv) {
     if (run_batched)
         for (const BatchCase &c : make_batch_cases(quick, !st.cuda, host_batch))
             if (keep(c.name, c.shape())) batch_cases.push_back(c);
+    std::vector<StatsCase> stats_cases;
+    if (run_stats)
+        for (const StatsCase &c : make_stats_cases(quick, !st.cuda))
+            if (keep(c.name, c.shape())) stats_cases.push_back(c);
     if (list) {
         for (const Case &c : cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         for (const BatchCase &c : batch_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
+        for (const StatsCase &c : stats_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         return 0;
     }
-    if (cases.empty() && batch_cases.empty()) die("no case matches --only");
+    if (cases.empty() && batch_cases.empty() && stats_cases.empty()) die("no case matches --only");
 
     // The --json file's temporary file, before any case runs: a bad path fails now. It
     // is removed on every error path (die() and std::exit included: output_file.hpp).
@@ -1320,9 +1464,15 @@ int main(int argc, char **argv) {
     }
     fmt::print("{} | libapairs {} | backend {}{}\n", device, apairs_version_string(), backend,
                st.cuda ? std::string(" (device-resident inputs, CUDA events)")
-                       : fmt::format(" (host memory, steady clock; {}{}{})", run_pairwise ? "smoke-test sizes" : "",
-                                     run_pairwise && run_batched ? ", " : "",
-                                     run_batched ? fmt::format("batched B={}", host_batch) : std::string()));
+                       : fmt::format(" (host memory, steady clock; {})", [&] {
+                             std::vector<std::string> parts;
+                             if (run_pairwise) parts.push_back("smoke-test sizes");
+                             if (run_batched) parts.push_back(fmt::format("batched B={}", host_batch));
+                             if (run_stats) parts.push_back("stats N=20000");
+                             std::string joined;
+                             for (const std::string &x : parts) joined += (joined.empty() ? "" : ", ") + x;
+                             return joined;
+                         }()));
     std::fflush(stdout);
 
     std::vector<Row> rows;
@@ -1369,6 +1519,7 @@ int main(int argc, char **argv) {
         for (const BatchCase &c : batch_cases)
             report(c.name, c.shape(), [&] { return run_batch_case(c, ctx, st, copy_gbs); });
     }
+    for (const StatsCase &c : stats_cases) report(c.name, c.shape(), [&] { return run_stats_case(c, ctx, st); });
     if (json_out) write_json(*json_out, device, backend, rows);
     return failures ? 1 : 0;
 }

@@ -40,13 +40,15 @@ TYPE_MAP = {
     ("int32_t", 1, True): ("integer", "c_int32_t", "array"),
     ("int64_t", 1, False): ("integer", "c_int64_t", "ref"),
     ("double", 1, False): ("real", "c_double", "ref"),
+    ("double", 1, True): ("real", "c_double", "array"),
     ("apairs_context_t", 1, False): ("type", "c_ptr", "ref"),
     ("apairs_plan_t", 1, False): ("type", "c_ptr", "ref"),
     ("char", 1, False): ("character", "c_char", "array"),
 }
-# C pointer parameters that are arrays (one entry per batch element), by parameter name:
-# by reference with dimension(*), whatever TYPE_MAP says for their type as a scalar.
-ARRAY_PARAMS = {"info", "ipiv"}
+# C pointer parameters that are arrays (one entry per batch element, bin or neighbour), by
+# parameter name: by reference with dimension(*), whatever TYPE_MAP says for their type
+# as a scalar.
+ARRAY_PARAMS = {"info", "ipiv", "counts", "sums", "indices"}
 # C result type -> Fortran function result (type, kind); None = subroutine.
 RESULT_MAP = {
     ("void", 0, False): None,

@@ -1,0 +1,620 @@
+// Two-body CUDA engine (Pitaksiranan, Nouri & Tu, "Efficient 2-body statistics
+// computation on GPUs"): one point of A per thread, held in registers (d = 3 compiled in;
+// any other d reads its row through the cache), the points of B staged a tile of TB at a
+// time through shared memory, and the output privatised:
+//   counts and histograms  a shared-memory histogram of 32-bit counters per warp (when
+//                          the copies fit) or per block, incremented with shared atomics
+//                          and flushed into 64-bit global counters with one atomic per
+//                          slot before a counter could overflow; histograms too large for
+//                          shared memory go straight to the global counters (atomics);
+//                          one radius: a per-thread counter in a register, reduced
+//                          across the warp per tile;
+//   weights                128-bit fixed-point sums (two 64-bit words, carries counted
+//                          exactly) in shared memory, flushed the same way;
+//   kNN                    a per-thread sorted list of (distance, index): registers for
+//                          k <= 32 (unrolled insertion), local memory above.
+// AUTO visits only the tiles with j-block >= i-block; a diagonal tile uses the paper's
+// balanced pairing: thread t pairs with (t + s) mod TB for s = 1 .. TB/2 (the last step by
+// half of the threads), so every thread does the same work and each pair is seen once.
+// The caller's outputs are written only by a final one-block kernel (cumulative counts,
+// sums rounded to double by rules.hpp's fixed128_to_double, as on the host), so a failed
+// call writes nothing.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cuda/device.hpp"
+#include "cuda/runtime.cuh"
+#include "cuda/staging.cuh"
+#include "twobody/cuda.hpp"
+#include "twobody/rules.hpp"
+
+namespace apairs::twobody {
+using namespace apairs::cuda;
+namespace {
+
+constexpr int TB = 256;       // threads per block of the count / histogram kernel = tile width
+constexpr int KT = 128;       // threads per block of the kNN kernel
+constexpr int DS = pairwise::kSliceDims;
+constexpr int64_t kDefaultShared = 48 * 1024;
+
+// Modes of the reduce kernel's output.
+enum Mode : int { kUniform = 0, kEdges = 1, kRadii = 2, kOneRadius = 3 };
+
+template <class T>
+struct Box {
+    T side[3], inv[3];
+};
+
+// The distance of (a, b) folded as the host engine does: D > 0 (d = D): a in registers,
+// b strided (shared memory, stride TB); D = 0: any d, a and b contiguous rows, slices
+// of DS dimensions merged in order.
+template <class M, bool P, int D>
+__device__ __forceinline__ typename M::out_t distance(const M &m, const Box<typename M::in_t> &box,
+                                                      const typename M::in_t *a, const typename M::in_t *b,
+                                                      int bstride, int64_t d) {
+    using T = typename M::in_t;
+    using acc_t = typename M::acc_t;
+    acc_t tot = m.init();
+    if constexpr (D > 0) {
+        acc_t x = m.init();
+#pragma unroll
+        for (int k = 0; k < D; ++k) {
+            if constexpr (P) m.step(x, min_image(a[k] - b[k * bstride], box.side[k], box.inv[k]), T(0));
+            else m.step(x, a[k], b[k * bstride]);
+        }
+        m.merge(tot, x);
+    } else {
+        for (int64_t k0 = 0; k0 < d; k0 += DS) {
+            const int64_t k1 = d - k0 < DS ? d : k0 + DS;
+            acc_t x = m.init();
+            for (int64_t k = k0; k < k1; ++k) m.step(x, a[k], __ldg(b + k));
+            m.merge(tot, x);
+        }
+    }
+    return m.finish(tot);
+}
+
+// The output stage of the count / histogram kernel (apairs::output's begin / emit / end
+// shape: per-block scratch in shared memory, flushed to global memory).
+template <class V>
+struct Reduce {
+    int mode;
+    int slots;          // counters per copy: nbins + 2, or nradii + 1
+    int copies;         // shared copies (warps or 1); 0: global atomics
+    bool weighted;
+    Bins<V> bins;       // histogram edges (device memory)
+    const V *radii;     // radius thresholds (device memory), `slots - 1` of them
+    unsigned long long *gcount;  // global 64-bit counters, `slots`
+    unsigned long long *glo;     // global 128-bit sums: low words
+    long long *ghi;              //                      high words
+
+    __device__ __forceinline__ int slot(V v) const {
+        switch (mode) {
+        case kUniform: return bins.fix(v, bins.guess(v));
+        case kEdges: return bins.slot(v);
+        default: return radius_slot(v, radii, slots - 1);
+        }
+    }
+};
+
+// 128-bit two's-complement accumulation with 64-bit atomics: the carry out of the low
+// word is counted exactly, so the sum is exact in any order.
+__device__ __forceinline__ void add128(unsigned long long *lo, long long *hi, long long x) {
+    const unsigned long long ux = static_cast<unsigned long long>(x);
+    const unsigned long long old = atomicAdd(lo, ux);
+    const long long carry = (old + ux < old) ? 1 : 0;
+    const long long h = (x < 0 ? -1 : 0) + carry;
+    if (h) atomicAdd(reinterpret_cast<unsigned long long *>(hi), static_cast<unsigned long long>(h));
+}
+
+// A block's shared counters (and 128-bit sums) to zero.
+__device__ __forceinline__ void zero_block(int tid, unsigned int *cnt, int ncnt, unsigned long long *slo, long long *shi,
+                                           int nsums) {
+    for (int e = tid; e < ncnt; e += TB) cnt[e] = 0;
+    for (int e = tid; e < nsums; e += TB) slo[e] = 0, shi[e] = 0;
+}
+
+// A block's shared counters (summed over the copies) and 128-bit sums into the global
+// ones: one 64-bit atomic per slot, the low word's carry counted exactly.
+template <class V>
+__device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const unsigned int *cnt,
+                                            const unsigned long long *slo, const long long *shi, bool wshared) {
+    for (int s = tid; s < out.slots; s += TB) {
+        unsigned long long c = 0;
+        for (int q = 0; q < out.copies; ++q) c += cnt[q * out.slots + s];
+        if (c) atomicAdd(out.gcount + s, c);
+        if (wshared && (slo[s] | static_cast<unsigned long long>(shi[s]))) {
+            const unsigned long long old = atomicAdd(out.glo + s, slo[s]);
+            const long long h = shi[s] + ((old + slo[s] < old) ? 1 : 0);
+            if (h) atomicAdd(reinterpret_cast<unsigned long long *>(out.ghi + s), static_cast<unsigned long long>(h));
+        }
+    }
+}
+
+template <class M, bool P, int D>
+__global__ void __launch_bounds__(TB)
+reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t *__restrict__ A, int64_t lda,
+              const typename M::in_t *__restrict__ B, int64_t ldb, const double *__restrict__ wa,
+              const double *__restrict__ wb, int64_t n1, int64_t n2, int64_t d, bool autopairs, int64_t tiles_j,
+              int64_t ntiles, int64_t flush_tiles, const Reduce<typename M::out_t> out) {
+    using T = typename M::in_t;
+    using V = typename M::out_t;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int tid = threadIdx.x, warp = tid / 32;
+    // Shared memory: B's tile (D x TB), its weights, the counters, the 128-bit sums.
+    T *Bs = reinterpret_cast<T *>(smem);
+    double *Ws = reinterpret_cast<double *>(smem + ((D > 0 ? D : 0) * TB * sizeof(T) + 15) / 16 * 16);
+    // Weight sums in shared memory only with shared counters (global mode: global atomics).
+    const bool wshared = out.weighted && out.copies > 0;
+    unsigned long long *slo = reinterpret_cast<unsigned long long *>(Ws + (out.weighted ? TB : 0));
+    long long *shi = reinterpret_cast<long long *>(slo + (wshared ? out.slots : 0));
+    unsigned int *cnt = reinterpret_cast<unsigned int *>(shi + (wshared ? out.slots : 0));
+    const int ncnt = out.copies * out.slots;
+
+    unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
+    auto flush_mine = [&] {
+        unsigned int w = mine;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) w += __shfl_xor_sync(0xffffffffu, w, o);
+        if ((tid & 31) == 0 && w) {
+            if (out.copies) atomicAdd(cnt + 0, w);
+            else atomicAdd(out.gcount, static_cast<unsigned long long>(w));
+        }
+        mine = 0;
+    };
+    auto emit = [&](V v, double wi, double wj) {
+        if (out.mode == kOneRadius) {
+            mine += (v <= out.radii[0]) ? 1u : 0u;
+            return;
+        }
+        const int s = out.slot(v);
+        if (out.copies) atomicAdd(cnt + (out.copies > 1 ? warp : 0) * out.slots + s, 1u);
+        else atomicAdd(out.gcount + s, 1ull);
+        if (wshared) add128(slo + s, shi + s, fixed_weight(wi, wj));
+        else if (out.weighted) add128(out.glo + s, out.ghi + s, fixed_weight(wi, wj));
+    };
+
+    zero_block(tid, cnt, ncnt, slo, shi, wshared ? out.slots : 0);
+    __syncthreads();
+    int64_t since_flush = 0;
+    // Tile t = bi * tiles_j + bj, stepped by gridDim.x without a 64-bit division in the
+    // loop (a subroutine call on the GPU): (step_i, step_j) = divmod(gridDim.x, tiles_j).
+    int64_t bi = 0, bj = blockIdx.x;
+    if (tiles_j <= 0xffffffffll) {
+        const uint32_t tj = static_cast<uint32_t>(tiles_j);
+        bi = blockIdx.x / tj, bj = blockIdx.x % tj;
+    }
+    int64_t step_i = 0, step_j = gridDim.x;
+    if (tiles_j <= 0xffffffffll) {
+        const uint32_t tj = static_cast<uint32_t>(tiles_j);
+        step_i = gridDim.x / tj, step_j = gridDim.x % tj;
+    }
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        if (t != blockIdx.x) {
+            bi += step_i, bj += step_j;
+            if (bj >= tiles_j) bj -= tiles_j, ++bi;
+        }
+        if (autopairs && bj < bi) continue;  // the same for the whole block
+        const int64_t i = bi * TB + tid, j0 = bj * TB;
+        const bool has_i = i < n1;
+        // This thread's point: registers (D > 0) or its row.
+        T ar[D > 0 ? D : 1];
+        const T *arow = A + (has_i ? i : 0) * lda;
+        if constexpr (D > 0) {
+#pragma unroll
+            for (int k = 0; k < D; ++k) ar[k] = has_i ? arow[k] : T(0);
+        }
+        const double wi = (out.weighted && has_i) ? wa[i] : 0.0;
+        // Stage B's tile (and its weights).
+        {
+            const int64_t j = j0 + tid;
+            if constexpr (D > 0) {
+#pragma unroll
+                for (int k = 0; k < D; ++k) Bs[k * TB + tid] = j < n2 ? B[j * ldb + k] : T(0);
+            }
+            if (out.weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
+        }
+        __syncthreads();
+        auto pair = [&](int jj) {
+            const int64_t j = j0 + jj;
+            if (!has_i || j >= n2) return;
+            V v;
+            if constexpr (D > 0) v = distance<M, P, D>(m, box, ar, Bs + jj, TB, d);
+            else v = distance<M, P, D>(m, box, arow, B + j * ldb, 1, d);
+            emit(v, wi, out.weighted ? Ws[jj] : 0.0);
+        };
+        // Off-diagonal tiles: every jj. A diagonal tile (AUTO): balanced pairing, jj =
+        // tid + s mod TB for s = 1 .. TB/2, the last step by half of the threads. (One
+        // call site, so that the pair is inlined.)
+        const bool diagonal = autopairs && bi == bj;
+        for (int q = 0; q < (diagonal ? TB / 2 : TB); ++q) {
+            const int jj = diagonal ? (tid + q + 1) % TB : q;
+            if (!diagonal || q + 1 < TB / 2 || tid < TB / 2) pair(jj);
+        }
+        if (out.mode == kOneRadius) flush_mine();
+        __syncthreads();
+        if (++since_flush == flush_tiles) {  // before a 32-bit counter could overflow
+            flush_block(out, tid, cnt, slo, shi, wshared);
+            __syncthreads();
+            zero_block(tid, cnt, ncnt, slo, shi, wshared ? out.slots : 0);
+            __syncthreads();
+            since_flush = 0;
+        }
+    }
+    flush_block(out, tid, cnt, slo, shi, wshared);
+}
+
+// The caller's outputs, from the global counters, by one block: pair counts cumulative,
+// histogram counts as they are, sums rounded to double. Nothing when *bad is set.
+__global__ void finish_kernel(int mode, int slots, int64_t nout, const unsigned long long *gcount,
+                              const unsigned long long *glo, const long long *ghi, int64_t *counts, double *sums,
+                              const int *bad) {
+    if (*bad) return;
+    if (mode == kRadii || mode == kOneRadius) {
+        if (threadIdx.x == 0) {
+            unsigned long long run = 0;
+            for (int64_t q = 0; q < nout; ++q) {
+                run += gcount[q];
+                counts[q] = static_cast<int64_t>(run);
+            }
+        }
+        return;
+    }
+    for (int s = threadIdx.x; s < slots; s += blockDim.x) {
+        counts[s] = static_cast<int64_t>(gcount[s]);
+        if (sums) sums[s] = fixed128_to_double(ghi[s], glo[s]);
+    }
+}
+
+// Weights must be finite with |w| <= 2^15: *bad = 1 otherwise.
+__global__ void check_weights(const double *w, int64_t n, int *bad) {
+    for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+        if (!(fabs(w[i]) <= kMaxWeight)) *bad = 1;
+}
+
+// ---- kNN ------------------------------------------------------------------------------
+
+template <class V>
+__device__ __forceinline__ V far_value() {
+    if constexpr (std::is_floating_point<V>::value) return V(__int_as_float(0x7fc00000));
+    else return V(0x7fffffff);
+}
+
+template <class M, int D, int K>
+__global__ void __launch_bounds__(KT)
+knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const typename M::in_t *__restrict__ B,
+           int64_t ldb, int64_t n1, int64_t n2, int64_t d, bool autopairs, int k, int64_t *__restrict__ idx,
+           typename M::out_t *__restrict__ dist) {
+    using T = typename M::in_t;
+    using V = typename M::out_t;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T *Bs = reinterpret_cast<T *>(smem);
+    const int tid = threadIdx.x;
+    const Box<T> box{};
+    const int64_t blocks_i = (n1 + KT - 1) / KT;
+    for (int64_t bi = blockIdx.x; bi < blocks_i; bi += gridDim.x) {
+        const int64_t i = bi * KT + tid;
+        const bool has_i = i < n1;
+        T ar[D > 0 ? D : 1];
+        const T *arow = A + (has_i ? i : 0) * lda;
+        if constexpr (D > 0) {
+#pragma unroll
+            for (int q = 0; q < D; ++q) ar[q] = has_i ? arow[q] : T(0);
+        }
+        V ld[K];
+        int64_t li[K];
+#pragma unroll
+        for (int q = 0; q < K; ++q) ld[q] = far_value<V>(), li[q] = INT64_MAX;
+        for (int64_t j0 = 0; j0 < n2; j0 += KT) {
+            if constexpr (D > 0) {
+                const int64_t j = j0 + tid;
+#pragma unroll
+                for (int q = 0; q < D; ++q) Bs[q * KT + tid] = j < n2 ? B[j * ldb + q] : T(0);
+            }
+            __syncthreads();
+            const int nj = n2 - j0 < KT ? int(n2 - j0) : KT;
+            for (int jj = 0; jj < nj; ++jj) {
+                const int64_t j = j0 + jj;
+                if (!has_i || (autopairs && j == i)) continue;
+                V v;
+                if constexpr (D > 0) v = distance<M, false, D>(m, box, ar, Bs + jj, KT, d);
+                else v = distance<M, false, D>(m, box, arow, B + j * ldb, 1, d);
+                if (!nearer(v, j, ld[K - 1], li[K - 1])) continue;
+                if constexpr (K <= 32) {
+                    // Unrolled: the list stays in registers.
+                    ld[K - 1] = v, li[K - 1] = j;
+#pragma unroll
+                    for (int q = K - 1; q > 0; --q)
+                        if (nearer(ld[q], li[q], ld[q - 1], li[q - 1])) {
+                            const V tv = ld[q];
+                            ld[q] = ld[q - 1], ld[q - 1] = tv;
+                            const int64_t ti = li[q];
+                            li[q] = li[q - 1], li[q - 1] = ti;
+                        }
+                } else {
+                    int q = K - 1;
+#pragma unroll 1
+                    while (q > 0 && nearer(v, j, ld[q - 1], li[q - 1])) {
+                        ld[q] = ld[q - 1], li[q] = li[q - 1];
+                        --q;
+                    }
+                    ld[q] = v, li[q] = j;
+                }
+            }
+            __syncthreads();
+        }
+        if (has_i)
+#pragma unroll
+            for (int q = 0; q < K; ++q)
+                if (q < k) idx[i * k + q] = li[q], dist[i * k + q] = ld[q];
+    }
+}
+
+// ---- Dispatch -------------------------------------------------------------------------
+
+// Calls f(m, P, D) with the functor the engines use (L2 counts: SqEuclidean), the
+// periodic flag and the compiled dimension count (d = 3, or with a box d = 1, 2, 3;
+// 0 = any d).
+template <class F>
+void with_kernel(const Problem &pb, F &&f) {
+    const bool periodic = !pb.box.empty();
+    auto boxed = [&](auto m) {
+        if (pb.pw.d == 1) return f(m, std::true_type{}, std::integral_constant<int, 1>{});
+        if (pb.pw.d == 2) return f(m, std::true_type{}, std::integral_constant<int, 2>{});
+        f(m, std::true_type{}, std::integral_constant<int, 3>{});
+    };
+    pairwise::dispatch(pb.pw, [&](auto m) {
+        using M = decltype(m);
+        using T = typename M::in_t;
+        if constexpr (SquaredDomain<M>::value) {
+            if (pb.kind == Kind::Counts) {
+                const metric::SqEuclidean<T> sq{};
+                if (periodic) return boxed(sq);
+                if (pb.pw.d == 3) return f(sq, std::false_type{}, std::integral_constant<int, 3>{});
+                return f(sq, std::false_type{}, std::integral_constant<int, 0>{});
+            }
+            if (periodic) return boxed(m);
+        }
+        if (pb.pw.d == 3) return f(m, std::false_type{}, std::integral_constant<int, 3>{});
+        f(m, std::false_type{}, std::integral_constant<int, 0>{});
+    });
+}
+
+int knn_list(int64_t k) { return k <= 16 ? 16 : k <= 32 ? 32 : 128; }
+
+template <class F>
+void with_knn(const Problem &pb, F &&f) {
+    const int K = knn_list(pb.k);
+    pairwise::dispatch(pb.pw, [&](auto m) {
+        auto go = [&](auto dc) {
+            if (K == 16) return f(m, dc, std::integral_constant<int, 16>{});
+            if (K == 32) return f(m, dc, std::integral_constant<int, 32>{});
+            f(m, dc, std::integral_constant<int, 128>{});
+        };
+        if (pb.pw.d == 3) go(std::integral_constant<int, 3>{});
+        else go(std::integral_constant<int, 0>{});
+    });
+}
+
+// The kernel a problem runs, for the occupancy query and the attributes.
+const void *kernel_of(const Problem &pb) {
+    const void *fn = nullptr;
+    if (pb.kind == Kind::Knn)
+        with_knn(pb, [&](auto m, auto dc, auto kc) {
+            fn = reinterpret_cast<const void *>(&knn_kernel<decltype(m), decltype(dc)::value, decltype(kc)::value>);
+        });
+    else
+        with_kernel(pb, [&](auto m, auto pc, auto dc) {
+            fn = reinterpret_cast<const void *>(&reduce_kernel<decltype(m), decltype(pc)::value, decltype(dc)::value>);
+        });
+    return fn;
+}
+
+size_t in_bytes(const Problem &pb) { return pb.pw.in_size(); }
+
+size_t out_bytes(const Problem &pb) {
+    return pb.pw.dtype == APAIRS_DTYPE_U8 ? 4 : pb.pw.in_size();  // HAMMING on U8: int32
+}
+
+int mode_of(const Problem &pb) {
+    if (pb.kind == Kind::Counts) return pb.thresholds.size() == 1 ? kOneRadius : kRadii;
+    return pb.uniform ? kUniform : kEdges;
+}
+
+// Counters per copy: histogram slots, or differential radius slots (+1: "none").
+int slots_of(const Problem &pb) {
+    return pb.kind == Kind::Counts ? int(pb.thresholds.size()) + 1 : int(pb.nbins()) + 2;
+}
+
+// The shared memory of a reduce block: B's tile, weights and sums (weighted), counters.
+int64_t reduce_shared(const Problem &pb, bool fixed_d, int copies, bool weighted) {
+    const int64_t slots = slots_of(pb);
+    int64_t b = (fixed_d ? 3 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3
+    if (weighted) b += TB * 8 + (copies > 0 ? slots * 16 : 0);
+    return b + int64_t(copies) * slots * 4;
+}
+
+}  // namespace
+
+CudaConfig plan_cuda(const Problem &pb, int device) {
+    require_device(device);
+    DeviceScope scope(device);
+    const DeviceLimits limits = device_limits(device);
+    CudaConfig c;
+    c.device = device;
+    c.device_name = limits.name;
+    c.cc_major = limits.cc_major, c.cc_minor = limits.cc_minor, c.sm_count = limits.sm_count;
+    c.fixed_d = pb.pw.d == 3 || !pb.box.empty();
+    const void *fn = kernel_of(pb);
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes");
+    c.regs = fa.numRegs;
+    c.stack = static_cast<int64_t>(fa.localSizeBytes);
+    const int64_t max_shared = std::min<int64_t>(limits.max_shared_per_block, 96 * 1024);
+    int64_t tiles = 0;
+    if (pb.kind == Kind::Knn) {
+        c.threads = KT;
+        c.kmax = knn_list(pb.k);
+        c.shared = c.fixed_d ? 3 * KT * int64_t(in_bytes(pb)) : 0;
+        tiles = (pb.pw.n1 + KT - 1) / KT;
+        c.why = fmt::format("one row of A per thread ({} per block), B staged {} points at a time{}; a sorted list "
+                            "of {} (distance, index) per thread in {} ({} for k = {})",
+                            KT, KT, c.fixed_d ? " through shared memory, the row in registers (d = 3 compiled in)"
+                                              : " (any d: rows read through the cache)",
+                            c.kmax, c.kmax <= 32 ? "registers, unrolled insertion" : "local memory", c.kmax, pb.k);
+    } else {
+        c.threads = TB;
+        const int64_t slots = slots_of(pb);
+        const bool one_radius = mode_of(pb) == kOneRadius;
+        // Per-warp copies when they fit the default 48 KiB (weights included, which an
+        // execute may ask for), else one per block up to 96 KiB, else global atomics.
+        const int warps = TB / 32;
+        if (reduce_shared(pb, c.fixed_d, warps, true) <= kDefaultShared && !one_radius) c.copies = warps;
+        else if (reduce_shared(pb, c.fixed_d, 1, true) <= max_shared) c.copies = 1;
+        else c.copies = 0;
+        c.shared = reduce_shared(pb, c.fixed_d, c.copies, true);
+        if (c.shared > kDefaultShared)
+            check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)),
+                  "cudaFuncSetAttribute");
+        tiles = (pb.pw.n1 + TB - 1) / TB * ((pb.pw.n2 + TB - 1) / TB);
+        const std::string out =
+            one_radius ? "a per-thread counter in a register, summed across the warp per tile (one radius)"
+            : c.copies > 1
+                ? fmt::format("{} shared-memory copies of the {} 32-bit counters, one per warp (they fit 48 KiB: "
+                              "less contention than one per block)",
+                              c.copies, slots)
+            : c.copies == 1 ? fmt::format("one shared-memory copy of the {} 32-bit counters per block (per-warp copies "
+                                          "would not fit 48 KiB)",
+                                          slots)
+                            : fmt::format("global 64-bit atomics ({} slots do not fit {} KiB of shared memory)", slots,
+                                          max_shared / 1024);
+        c.why = fmt::format("one point of A per thread ({} per block){}, B staged {} points at a time through shared "
+                            "memory; AUTO visits the tiles with j-block >= i-block, diagonal tiles by balanced pairing "
+                            "(every thread TB/2 pairs); output: {}, flushed into 64-bit global counters{}",
+                            TB, c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d) : std::string(" (any d: rows read through the cache)"),
+                            TB, out, pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
+    }
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared)),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (c.blocks_per_sm < 1) fail(APAIRS_ERROR_UNSUPPORTED, "the {} kernel does not fit {}", "two-body", limits.name);
+    c.grid = std::max<int64_t>(1, std::min<int64_t>(tiles, int64_t(c.blocks_per_sm) * c.sm_count));
+    return c;
+}
+
+void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, const void *A, const void *B,
+                  const Outputs &out) {
+    DeviceScope scope(cfg.device);
+    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+    const int64_t in = int64_t(in_bytes(pb));
+    if (pb.autopairs) B = A;
+    Staging st(cfg.device, stream);
+    const int a_slot = st.in(A, pb.pw.n1, pb.pw.d * in, pb.pw.lda * in, "A");
+    const int b_slot = st.in(B, pb.pw.n2, pb.pw.d * in, pb.pw.ldb * in, "B");
+    if (pb.kind == Kind::Knn) {
+        const int i_slot = st.out(out.indices, pb.pw.n1, pb.k * 8, pb.k * 8, "indices");
+        const int d_slot = st.out(out.distances, pb.pw.n1, pb.k * int64_t(out_bytes(pb)), pb.k * int64_t(out_bytes(pb)),
+                                  "distances");
+        st.stage();
+        const Staging::View a = st.view(a_slot), b = st.view(b_slot), vi = st.view(i_slot), vd = st.view(d_slot);
+        with_knn(pb, [&](auto m, auto dc, auto kc) {
+            using M = decltype(m);
+            using T = typename M::in_t;
+            knn_kernel<M, decltype(dc)::value, decltype(kc)::value>
+                <<<unsigned(cfg.grid), KT, size_t(cfg.shared), stream>>>(
+                    m, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
+                    pb.pw.n1, pb.pw.n2, pb.pw.d, pb.autopairs, int(pb.k), static_cast<int64_t *>(vi.ptr),
+                    static_cast<typename M::out_t *>(vd.ptr));
+        });
+        check(cudaGetLastError(), "kNN kernel launch");
+        st.finish();
+        return;
+    }
+
+    const bool weighted = out.sums != nullptr;
+    const int slots = slots_of(pb), mode = mode_of(pb);
+    const int64_t nout = pb.kind == Kind::Counts ? int64_t(pb.thresholds.size()) : slots;
+    int wa_slot = -1, wb_slot = -1, s_slot = -1;
+    if (weighted) {
+        wa_slot = st.in(out.wa, 1, pb.pw.n1 * 8, pb.pw.n1 * 8, "weights_a");
+        wb_slot = st.in(out.wb, 1, pb.pw.n2 * 8, pb.pw.n2 * 8, "weights_b");
+    }
+    const int c_slot = st.out(out.counts, 1, nout * 8, nout * 8, "counts");
+    if (weighted) s_slot = st.out(out.sums, 1, nout * 8, nout * 8, "sums");
+    st.stage();
+    const Staging::View a = st.view(a_slot), b = st.view(b_slot), vc = st.view(c_slot);
+
+    // Scratch: counters, 128-bit sums, the weights flag, the thresholds.
+    const size_t edges_bytes = (pb.thresholds.size() + 3) * 8;
+    StreamBuffer scratch(size_t(slots) * 24 + 16 + edges_bytes, stream);
+    unsigned char *base = static_cast<unsigned char *>(scratch.get());
+    auto *gcount = reinterpret_cast<unsigned long long *>(base);
+    auto *glo = gcount + slots;
+    auto *ghi = reinterpret_cast<long long *>(glo + slots);
+    int *bad = reinterpret_cast<int *>(ghi + slots);
+    void *thr = base + size_t(slots) * 24 + 16;
+    check(cudaMemsetAsync(base, 0, size_t(slots) * 24 + 16, stream), "cudaMemsetAsync");
+    if (weighted) {
+        check_weights<<<64, 256, 0, stream>>>(static_cast<const double *>(st.view(wa_slot).ptr), pb.pw.n1, bad);
+        check_weights<<<64, 256, 0, stream>>>(static_cast<const double *>(st.view(wb_slot).ptr), pb.pw.n2, bad);
+    }
+    int64_t tiles_j = (pb.pw.n2 + TB - 1) / TB;
+    const int64_t ntiles = (pb.pw.n1 + TB - 1) / TB * tiles_j;
+    // A block's 32-bit counter takes at most TB * TB pairs per tile.
+    const int64_t flush_tiles = (int64_t(1) << 32) / (int64_t(TB) * TB) - 1;
+    with_kernel(pb, [&](auto m, auto pc, auto dc) {
+        using M = decltype(m);
+        using T = typename M::in_t;
+        using V = typename M::out_t;
+        // Thresholds in the distance type (or the squared domain), as the host converts them.
+        std::vector<V> host_thr;
+        if (pb.kind == Kind::Counts) {
+            for (double r : pb.thresholds) {
+                if constexpr (std::is_floating_point<V>::value)
+                    host_thr.push_back(pb.pw.metric == APAIRS_METRIC_L2 ? squared_threshold<V>(r) : floor_to<V>(r));
+                else
+                    host_thr.push_back(floor_to<V>(r));
+            }
+        } else {
+            host_thr = extended_edges<V>(pb.thresholds);
+        }
+        check(cudaMemcpyAsync(thr, host_thr.data(), host_thr.size() * sizeof(V), cudaMemcpyHostToDevice, stream),
+              "cudaMemcpyAsync");
+        Reduce<V> r{};
+        r.mode = mode;
+        r.slots = slots;
+        r.copies = cfg.copies;
+        r.weighted = weighted;
+        r.radii = static_cast<const V *>(thr);
+        if (pb.kind == Kind::Histogram) {
+            r.bins = make_bins(host_thr, pb.thresholds);
+            r.bins.X = static_cast<const V *>(thr);
+        }
+        r.gcount = gcount, r.glo = glo, r.ghi = ghi;
+        Box<T> box{};
+        for (size_t k = 0; k < pb.box.size(); ++k) box.side[k] = T(pb.box[k]), box.inv[k] = T(1 / T(pb.box[k]));
+        const int64_t shared = reduce_shared(pb, decltype(dc)::value > 0, cfg.copies, weighted);
+        reduce_kernel<M, decltype(pc)::value, decltype(dc)::value><<<unsigned(cfg.grid), TB, size_t(shared), stream>>>(
+            m, box, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
+            weighted ? static_cast<const double *>(st.view(wa_slot).ptr) : nullptr,
+            weighted ? static_cast<const double *>(st.view(wb_slot).ptr) : nullptr, pb.pw.n1, pb.pw.n2, pb.pw.d,
+            pb.autopairs, tiles_j, ntiles, flush_tiles, r);
+        // (host_thr may go now: a copy from pageable memory has read it when it returns.)
+    });
+    check(cudaGetLastError(), "two-body kernel launch");
+    finish_kernel<<<1, 256, 0, stream>>>(mode, slots, nout, gcount, glo, ghi, static_cast<int64_t *>(vc.ptr),
+                                         weighted ? static_cast<double *>(st.view(s_slot).ptr) : nullptr, bad);
+    check(cudaGetLastError(), "two-body finish kernel launch");
+    if (weighted) {
+        int flag = 0;
+        check(cudaMemcpyAsync(&flag, bad, sizeof flag, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        if (flag) fail(APAIRS_ERROR_INVALID_VALUE, "weights: every weight must be finite with |w| <= 2^15");
+    }
+    st.finish();
+}
+
+}  // namespace apairs::twobody

@@ -1,0 +1,212 @@
+// Two-body CUDA engine checks that need the runtime API (tagged [cuda]; run by suite gpu):
+// each output technique the plan may pick (per-warp, per-block and global counters, the
+// register counter of one radius, kNN lists in registers and in local memory) on
+// device-resident arrays, against the host backend on inputs whose distances are exact
+// (integer coordinates, L1 and SQEUCLIDEAN), so the two backends must agree bit for bit:
+// counts, weighted sums (weights multiples of 1/4: exact products) and kNN lists.
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "apairs.h"
+#include "catch.hpp"
+
+namespace {
+
+void cuda_ok(cudaError_t e) {
+    INFO(cudaGetErrorString(e));
+    REQUIRE(e == cudaSuccess);
+}
+
+void ok(apairs_status_t s) {
+    INFO(apairs_status_string(s) << ": " << apairs_last_error());
+    REQUIRE(s == APAIRS_SUCCESS);
+}
+
+struct Ctx {
+    apairs_context_t h = nullptr;
+    explicit Ctx(int32_t backend) { ok(apairs_context_create(&h, backend, 0)); }
+    ~Ctx() { apairs_context_destroy(h); }
+};
+
+struct Plan {
+    apairs_plan_t h = nullptr;
+    ~Plan() { apairs_plan_destroy(h); }
+};
+
+template <class T>
+struct Dev {
+    T *p = nullptr;
+    size_t n;
+    explicit Dev(size_t n_) : n(n_) { cuda_ok(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T))); }
+    Dev(const std::vector<T> &v) : Dev(v.size()) { cuda_ok(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice)); }
+    ~Dev() { cudaFree(p); }
+    std::vector<T> get() const {
+        std::vector<T> v(n);
+        cuda_ok(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+        return v;
+    }
+};
+
+std::string describe(apairs_plan_t p) {
+    char buf[4096];
+    ok(apairs_plan_describe(p, buf, sizeof buf, nullptr));
+    return buf;
+}
+
+// Points with integer coordinates in [0, 6), d dimensions, some duplicated.
+std::vector<float> points(int64_t n, int64_t d, std::mt19937_64 &rng) {
+    std::vector<float> x(size_t(n * d));
+    for (float &v : x) v = float(rng() % 6);
+    return x;
+}
+
+struct Hist {
+    std::vector<int64_t> counts;
+    std::vector<double> sums;
+    std::string plan;
+};
+
+// A histogram on `backend`, inputs and outputs in device memory on CUDA.
+Hist histogram(int32_t backend, int32_t metric, bool autopairs, const std::vector<float> &A,
+               const std::vector<float> &B, int64_t d, const std::vector<double> &edges, const std::vector<double> *wa,
+               const std::vector<double> *wb) {
+    Ctx ctx(backend);
+    Plan p;
+    const int64_t n1 = int64_t(A.size()) / d, n2 = int64_t(B.size()) / d, nb = int64_t(edges.size()) - 1;
+    ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS, metric, 0,
+                                          APAIRS_DTYPE_F32, n1, n2, d, d, d, nb, edges.data(), 0, nullptr));
+    Hist h;
+    h.plan = describe(p.h);
+    h.counts.assign(size_t(nb + 2), -7);
+    h.sums.assign(size_t(nb + 2), -7);
+    if (backend == APAIRS_BACKEND_HOST) {
+        if (wa) ok(apairs_plan_execute_histogram_weighted(p.h, A.data(), B.data(), wa->data(), wb->data(), h.counts.data(), h.sums.data()));
+        else ok(apairs_plan_execute_histogram(p.h, A.data(), B.data(), h.counts.data()));
+        return h;
+    }
+    Dev<float> dA(A), dB(B);
+    Dev<int64_t> dc(h.counts);
+    Dev<double> ds(h.sums);
+    if (wa) {
+        Dev<double> dwa(*wa), dwb(*wb);
+        ok(apairs_plan_execute_histogram_weighted(p.h, dA.p, dB.p, dwa.p, dwb.p, dc.p, ds.p));
+        cuda_ok(cudaDeviceSynchronize());
+        h.sums = ds.get();
+    } else {
+        ok(apairs_plan_execute_histogram(p.h, dA.p, dB.p, dc.p));
+    }
+    cuda_ok(cudaDeviceSynchronize());
+    h.counts = dc.get();
+    return h;
+}
+
+}  // namespace
+
+TEST_CASE("two-body CUDA: every counter technique equals the host on exact distances", "[cuda][twobody]") {
+    std::mt19937_64 rng(7);
+    const int64_t d = 3;
+    const std::vector<float> A = points(1031, d, rng), B = points(517, d, rng);
+    std::vector<double> wa(A.size() / d), wb(B.size() / d);
+    for (double &w : wa) w = double(int64_t(rng() % 41) - 20) / 4;
+    for (double &w : wb) w = double(int64_t(rng() % 41) - 20) / 4;
+    // L1 distances of integer points are integers 0..15: edges between them.
+    for (const auto &want : std::vector<std::pair<int64_t, const char *>>{
+             {10, "per warp"}, {3000, "one shared-memory copy"}, {60000, "global 64-bit atomics"}}) {
+        std::vector<double> edges(size_t(want.first + 1));
+        for (size_t b = 0; b < edges.size(); ++b) edges[b] = -0.5 + 16.0 * double(b) / double(want.first);
+        for (bool autopairs : {true, false}) {
+            for (bool weighted : {false, true}) {
+                INFO(want.first << " bins, " << (autopairs ? "AUTO" : "CROSS") << (weighted ? ", weighted" : ""));
+                const Hist h = histogram(APAIRS_BACKEND_HOST, APAIRS_METRIC_L1, autopairs, A, B, d, edges,
+                                         weighted ? &wa : nullptr, weighted ? (autopairs ? &wa : &wb) : nullptr);
+                const Hist c = histogram(APAIRS_BACKEND_CUDA, APAIRS_METRIC_L1, autopairs, A, B, d, edges,
+                                         weighted ? &wa : nullptr, weighted ? (autopairs ? &wa : &wb) : nullptr);
+                INFO(c.plan);
+                CHECK(c.plan.find(want.second) != std::string::npos);
+                CHECK(c.counts == h.counts);
+                if (weighted) CHECK(std::memcmp(c.sums.data(), h.sums.data(), h.sums.size() * sizeof(double)) == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("two-body CUDA: pair counts (one radius in a register, several in shared memory) equal the host",
+          "[cuda][twobody]") {
+    std::mt19937_64 rng(11);
+    for (int64_t d : {int64_t(3), int64_t(5)}) {
+        const std::vector<float> A = points(777, d, rng);
+        for (const std::vector<double> &radii : {std::vector<double>{4.0}, std::vector<double>{0.0, 1.0, 4.0, 9.5, 30}}) {
+            std::vector<int64_t> host(radii.size()), dev(radii.size());
+            for (int32_t backend : {APAIRS_BACKEND_HOST, APAIRS_BACKEND_CUDA}) {
+                Ctx ctx(backend);
+                Plan p;
+                ok(apairs_plan_create_pair_counts(&p.h, ctx.h, APAIRS_PAIRS_AUTO, APAIRS_METRIC_SQEUCLIDEAN, 0,
+                                                  APAIRS_DTYPE_F32, int64_t(A.size()) / d, 0, d, d, 0,
+                                                  int64_t(radii.size()), radii.data(), 0, nullptr));
+                ok(apairs_plan_execute_pair_counts(p.h, A.data(), nullptr,
+                                                   (backend == APAIRS_BACKEND_HOST ? host : dev).data()));
+            }
+            INFO("d = " << d << ", " << radii.size() << " radii");
+            CHECK(dev == host);
+        }
+    }
+}
+
+TEST_CASE("two-body CUDA: kNN lists in registers and in local memory equal the host", "[cuda][twobody]") {
+    std::mt19937_64 rng(13);
+    for (int64_t d : {int64_t(3), int64_t(7)}) {
+        const std::vector<float> A = points(300, d, rng), B = points(700, d, rng);
+        for (int64_t k : {int64_t(1), int64_t(16), int64_t(20), int64_t(100)}) {
+            for (bool autopairs : {true, false}) {
+                const int64_t n1 = int64_t(A.size()) / d, n2 = autopairs ? n1 : int64_t(B.size()) / d;
+                std::vector<int64_t> hi(size_t(n1 * k)), ci(size_t(n1 * k), -1);
+                std::vector<float> hd(size_t(n1 * k)), cd(size_t(n1 * k), -1);
+                {
+                    Ctx ctx(APAIRS_BACKEND_HOST);
+                    Plan p;
+                    ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
+                                              APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
+                    ok(apairs_plan_execute_knn(p.h, A.data(), B.data(), hi.data(), hd.data()));
+                }
+                {
+                    Ctx ctx(APAIRS_BACKEND_CUDA);
+                    Plan p;
+                    ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
+                                              APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
+                    Dev<float> dA(A), dB(B);
+                    Dev<int64_t> di(ci);
+                    Dev<float> dd(cd);
+                    ok(apairs_plan_execute_knn(p.h, dA.p, dB.p, di.p, dd.p));
+                    cuda_ok(cudaDeviceSynchronize());
+                    ci = di.get(), cd = dd.get();
+                }
+                INFO("d = " << d << ", k = " << k << (autopairs ? ", AUTO" : ", CROSS"));
+                CHECK(ci == hi);
+                CHECK(cd == hd);
+            }
+        }
+    }
+}
+
+TEST_CASE("two-body CUDA: a bad weight on the device writes nothing", "[cuda][twobody]") {
+    Ctx ctx(APAIRS_BACKEND_CUDA);
+    Plan p;
+    const double edges[] = {0, 1, 2};
+    ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, 100, 0,
+                                          3, 3, 0, 2, edges, 0, nullptr));
+    std::vector<float> A(300, 0.5f);
+    std::vector<double> w(100, 1.0);
+    w[50] = 1e9;
+    Dev<float> dA(A);
+    Dev<double> dw(w);
+    const std::vector<int64_t> poison(4, 0x5a5a5a5a5a5a5a5a);
+    Dev<int64_t> dc(poison);
+    Dev<double> ds(4);
+    CHECK(apairs_plan_execute_histogram_weighted(p.h, dA.p, nullptr, dw.p, nullptr, dc.p, ds.p) ==
+          APAIRS_ERROR_INVALID_VALUE);
+    CHECK(dc.get() == poison);
+}
