@@ -1,0 +1,255 @@
+// Genotype host engine (see host.hpp and planes.hpp).
+#include "genotype/host.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "genotype/dispatch.hpp"
+#include "genotype/planes.hpp"
+
+namespace apairs::genotype {
+
+void unhandled_metric(int32_t metric_id) {
+    throw Error(APAIRS_ERROR_INTERNAL, fmt::format("genotype dispatch: unhandled metric {}", metric_id));
+}
+
+#if !APAIRS_HAVE_GENOTYPE_AVX512
+CountTileFn count_tile_avx512() { return nullptr; }
+#endif
+#if !APAIRS_HAVE_GENOTYPE_POPCNT
+CountTileFn count_tile_popcnt() { return nullptr; }
+#endif
+
+const char *count_tile_name(CountTileFn fn) {
+    if (fn && fn == count_tile_avx512()) return "avx512-vpopcntq";
+    if (fn && fn == count_tile_popcnt()) return "popcnt";
+    return "portable";
+}
+
+namespace {
+
+CountTileFn best_kernel() {
+    if (CountTileFn f = count_tile_avx512()) return f;
+    if (CountTileFn f = count_tile_popcnt()) return f;
+    return count_tile_scalar();
+}
+
+// The even bits (0, 2, ..., 62) of x, packed into the low 32 bits.
+inline uint64_t even_bits(uint64_t x) {
+    x &= 0x5555555555555555ULL;
+    x = (x | (x >> 1)) & 0x3333333333333333ULL;
+    x = (x | (x >> 2)) & 0x0F0F0F0F0F0F0F0FULL;
+    x = (x | (x >> 4)) & 0x00FF00FF00FF00FFULL;
+    x = (x | (x >> 8)) & 0x0000FFFF0000FFFFULL;
+    return (x | (x >> 16)) & 0x00000000FFFFFFFFULL;
+}
+
+// Mask of the variants of word w (64 w .. 64 w + 63) that lie below d.
+inline uint64_t valid_bits(int64_t w, int64_t d) {
+    const int64_t left = d - 64 * w;
+    return left >= 64 ? ~uint64_t(0) : left <= 0 ? 0 : (uint64_t(1) << left) - 1;
+}
+
+// A packed row's planes (chunks * kChunkU64 words), and, when `w` is given, the sum of
+// the weights of its missing calls (uint32 arithmetic, as PLINK sums them).
+bool row_to_planes(const uint8_t *row, int64_t d, int64_t chunks, uint64_t *out, const uint32_t *w,
+                   uint32_t *wmiss) {
+    const int64_t bytes = packed_bytes(d), words = (d + 63) / 64;
+    bool any_missing = false;
+    uint32_t miss_w = 0;
+    std::memset(out, 0, size_t(chunks * kChunkU64) * sizeof(uint64_t));
+    for (int64_t k = 0; k < words; ++k) {
+        uint8_t buf[16] = {};
+        const int64_t at = 16 * k, len = std::min<int64_t>(16, bytes - at);
+        std::memcpy(buf, row + at, size_t(len));
+        uint64_t lo_hi[2];
+        std::memcpy(lo_hi, buf, 16);
+        const uint64_t lo = even_bits(lo_hi[0]) | (even_bits(lo_hi[1]) << 32);
+        const uint64_t hi = even_bits(lo_hi[0] >> 1) | (even_bits(lo_hi[1] >> 1) << 32);
+        const uint64_t valid = valid_bits(k, d);
+        const uint64_t called = (hi | ~lo) & valid;
+        uint64_t *chunk = out + (k / kChunkWords) * kChunkU64 + k % kChunkWords;
+        chunk[0] = hi & valid;                    // x: g >= 1
+        chunk[kChunkWords] = hi & lo & valid;     // y: g == 2
+        chunk[2 * kChunkWords] = called;          // m
+        uint64_t miss = valid & ~called;
+        any_missing |= miss != 0;
+        if (w)
+            for (; miss; miss &= miss - 1) miss_w += w[64 * k + __builtin_ctzll(miss)];
+    }
+    if (wmiss) *wmiss = miss_w;
+    return any_missing;
+}
+
+struct Rows {
+    std::vector<uint64_t> planes;
+    std::vector<uint32_t> wmiss;   // weighted: per row
+    std::vector<uint8_t> missing;  // per row: any missing call
+    std::vector<const uint64_t *> ptr;
+};
+
+Rows to_planes(const Problem &pb, const uint8_t *G, int64_t n, int64_t ld, int64_t chunks, int threads) {
+    Rows r;
+    r.planes.resize(size_t(n * chunks * kChunkU64));
+    r.wmiss.assign(size_t(n), 0);
+    r.missing.assign(size_t(n), 0);
+    r.ptr.resize(size_t(n));
+    const uint32_t *w = pb.weighted() ? pb.weights.data() : nullptr;
+#pragma omp parallel for num_threads(threads) if (threads != 1) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+        r.missing[size_t(i)] = row_to_planes(G + i * ld, pb.d, chunks, &r.planes[size_t(i * chunks * kChunkU64)], w,
+                                             &r.wmiss[size_t(i)]);
+    for (int64_t i = 0; i < n; ++i) r.ptr[size_t(i)] = &r.planes[size_t(i * chunks * kChunkU64)];
+    return r;
+}
+
+// The weight of the variants missing in both rows (uint32 arithmetic).
+uint32_t both_missing_weight(const uint64_t *a, const uint64_t *b, int64_t d, const uint32_t *w) {
+    uint32_t sum = 0;
+    const int64_t words = (d + 63) / 64;
+    for (int64_t k = 0; k < words; ++k) {
+        const int64_t at = (k / kChunkWords) * kChunkU64 + 2 * kChunkWords + k % kChunkWords;
+        for (uint64_t both = valid_bits(k, d) & ~(a[at] | b[at]); both; both &= both - 1)
+            sum += w[64 * k + __builtin_ctzll(both)];
+    }
+    return sum;
+}
+
+template <class M>
+void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symmetric, typename M::out_t *D,
+         int64_t chunks, int threads) {
+    const CountTileFn count = best_kernel();
+    const int64_t T = kTileRows, ti_n = (pb.n1 + T - 1) / T, tj_n = (pb.n2 + T - 1) / T;
+    // Symmetric: the tiles (ti, tj) with ti <= tj, enumerated row by row.
+    std::vector<std::pair<int64_t, int64_t>> tiles;
+    for (int64_t ti = 0; ti < ti_n; ++ti)
+        for (int64_t tj = symmetric ? ti : 0; tj < tj_n; ++tj) tiles.emplace_back(ti, tj);
+    const int64_t ntiles = int64_t(tiles.size());
+    // Scratch before the parallel region: nothing inside it may throw.
+    std::vector<std::vector<uint32_t>> scratch(size_t(threads), std::vector<uint32_t>(size_t(2 * T * T)));
+    const uint32_t W = uint32_t(pb.weight_sum);
+#pragma omp parallel num_threads(threads) if (threads != 1)
+    {
+#if defined(_OPENMP)
+        std::vector<uint32_t> &cnt = scratch[size_t(omp_get_thread_num())];
+#else
+        std::vector<uint32_t> &cnt = scratch[0];
+#endif
+#pragma omp for schedule(dynamic)
+        for (int64_t t = 0; t < ntiles; ++t) {
+            const int64_t i0 = tiles[size_t(t)].first * T, j0 = tiles[size_t(t)].second * T;
+            const int64_t ni = std::min(T, pb.n1 - i0), nj = std::min(T, pb.n2 - j0);
+            const TileCounts tc{{cnt.data(), cnt.data() + T * T}, T};
+            count(pb.metric, pb.missing, &ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc);
+            for (int64_t i = 0; i < ni; ++i)
+                for (int64_t j = 0; j < nj; ++j) {
+                    const int64_t gi = i0 + i, gj = j0 + j;
+                    if (symmetric && gj < gi) continue;  // the diagonal tiles' lower halves
+                    uint32_t c[2] = {tc.c[0][i * T + j], tc.c[1][i * T + j]}, den = 0;
+                    if (pb.weighted()) {
+                        den = W - ra.wmiss[size_t(gi)] - rb.wmiss[size_t(gj)];
+                        if (ra.missing[size_t(gi)] && rb.missing[size_t(gj)])
+                            den += both_missing_weight(ra.ptr[size_t(gi)], rb.ptr[size_t(gj)], pb.d,
+                                                       pb.weights.data());
+                    }
+                    const typename M::out_t v = m.finish(c, den);
+                    D[gi * pb.ldd + gj] = v;
+                    if (symmetric) D[gj * pb.ldd + gi] = v;
+                }
+        }
+    }
+}
+
+}  // namespace
+
+const char *host_kernel_name() { return count_tile_name(best_kernel()); }
+
+void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads) {
+    const int64_t chunks = chunks_for(pb.d);
+    const bool symmetric = A == B && pb.n1 == pb.n2 && pb.lda == pb.ldb;
+    const Rows ra = to_planes(pb, static_cast<const uint8_t *>(A), pb.n1, pb.lda, chunks, threads);
+    Rows rb_own;
+    if (A != B || pb.lda != pb.ldb || pb.n1 != pb.n2)
+        rb_own = to_planes(pb, static_cast<const uint8_t *>(B), pb.n2, pb.ldb, chunks, threads);
+    const Rows &rb = (A == B && pb.lda == pb.ldb && pb.n1 == pb.n2) ? ra : rb_own;
+    dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
+        using M = decltype(m);
+        run(m, pb, ra, rb, symmetric, static_cast<typename M::out_t *>(D), chunks, threads);
+    });
+}
+
+void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value, uint8_t *packed,
+               int64_t ldp, int threads) {
+    require(g, "genotypes");
+    require(packed, "packed");
+    if (missing_value < 3 || missing_value > 255)
+        fail(APAIRS_ERROR_INVALID_VALUE, "missing_value = {}: expected 3 to 255 (0, 1, 2 are genotypes)",
+             missing_value);
+    require_rows(n, d, ldg, d, "ld_genotypes");
+    require_rows(n, d, ldp, packed_bytes(d), "ld_packed");
+    // Every byte checked before anything is written.
+    for (int64_t i = 0; i < n; ++i) {
+        const uint8_t *row = g + i * ldg;
+        for (int64_t k = 0; k < d; ++k)
+            if (row[k] > 2 && row[k] != missing_value)
+                fail(APAIRS_ERROR_INVALID_VALUE,
+                     "genotypes[{}][{}] = {}: expected 0, 1, 2 or missing_value = {}", i, k, int(row[k]),
+                     missing_value);
+    }
+    static const uint8_t code[3] = {0, 2, 3};  // g -> PLINK code; missing -> 1
+    const int64_t bytes = packed_bytes(d);
+#pragma omp parallel for num_threads(threads) if (threads != 1) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const uint8_t *row = g + i * ldg;
+        uint8_t *out = packed + i * ldp;
+        for (int64_t b = 0; b < bytes; ++b) {
+            uint8_t v = 0;
+            for (int64_t k = 4 * b, s = 0; k < std::min(d, 4 * b + 4); ++k, s += 2)
+                v = uint8_t(v | ((row[k] <= 2 ? code[row[k]] : 1) << s));
+            out[b] = v;
+        }
+    }
+}
+
+void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t ld, const uint8_t *founders,
+                          uint32_t *weights) {
+    require(packed, "packed");
+    require(weights, "weights");
+    require_rows(n, d, ld, packed_bytes(d), "ld");
+    // Frequency of A2 among the founders: (2 hom-A2 + het) / (2 called), 0.5 when none
+    // is called; then PLINK 1.9's expected-distance weight, scaled to sum to just under
+    // 2^32 and rounded.
+    std::vector<double> raw(static_cast<size_t>(d));
+    std::vector<int64_t> het(static_cast<size_t>(d)), hom2(static_cast<size_t>(d)), called(static_cast<size_t>(d));
+    for (int64_t i = 0; i < n; ++i) {
+        if (founders && !founders[i]) continue;
+        const uint8_t *row = packed + i * ld;
+        for (int64_t k = 0; k < d; ++k) {
+            const int c = (row[k / 4] >> (2 * (k % 4))) & 3;
+            if (c == 1) continue;
+            ++called[size_t(k)];
+            het[size_t(k)] += c == 2;
+            hom2[size_t(k)] += c == 3;
+        }
+    }
+    double total = 0;
+    for (int64_t k = 0; k < d; ++k) {
+        const int64_t alleles = 2 * called[size_t(k)];
+        double f = alleles ? double(2 * hom2[size_t(k)] + het[size_t(k)]) / double(alleles) : 0.5;
+        if (f != 0.0 && f != 1.0) f = f * (1.0 - f) * (f * f - f + 1);
+        raw[size_t(k)] = f;
+        total += f;
+    }
+    if (!(total > 0))
+        fail(APAIRS_ERROR_INVALID_VALUE,
+             "packed: no variant is polymorphic among the founders: every weight would be 0");
+    const double scale = (4294967296.0 - double(d)) / total;
+    for (int64_t k = 0; k < d; ++k) weights[k] = uint32_t(raw[size_t(k)] * scale + 0.5);
+}
+
+}  // namespace apairs::genotype

@@ -1,0 +1,98 @@
+// The counting loop nest of the host engines, written once and compiled per instruction
+// set (kernel_avx512.cpp, kernel_popcnt.cpp, kernel_scalar.cpp). Each of those files
+// defines, in an anonymous namespace, an `Isa` with
+//   W                   the word type (a wrapper, so that every instantiation here has
+//                       internal linkage: code built for one instruction set is never
+//                       shared with another file's), with &, |, ^, ~ and popc(W) -> C
+//   C                   the count type popc returns (per lane for a vector)
+//   kLanes              words of a chunk plane one W holds (1 for a word, 8 for a
+//                       512-bit vector)
+//   W load(const uint64_t *p), C zero(), uint32_t reduce(C)
+// and then includes this file, which defines count_tile<Isa> in the same namespace.
+//
+// Blocking: the tile's rows are visited in slices of kSliceChunks chunks (3 KiB of planes
+// per row), so that a slice of the tile's rows stays in the L2 cache; within a slice,
+// RI x RJ pairs are folded at once with their counts in registers (each row's planes
+// loaded once per RJ or RI pairs), and added to the tile's counts after the slice.
+#pragma once
+
+#include <cstdint>
+
+#include "apairs.h"
+#include "genotype/dispatch.hpp"
+#include "genotype/planes.hpp"
+
+namespace {
+
+template <class Isa, int RI, int RJ, class M>
+inline void micro_tile(const M &m, const uint64_t *const *a, const uint64_t *const *b, int64_t c_begin,
+                       int64_t c_end, uint32_t *const *out_rows, int64_t ri, int64_t rj, int64_t j0) {
+    using W = typename Isa::W;
+    using C = typename Isa::C;
+    constexpr int K = M::kCounts;
+    C acc[RI][RJ][K];
+    for (int r = 0; r < RI; ++r)
+        for (int s = 0; s < RJ; ++s)
+            for (int k = 0; k < K; ++k) acc[r][s][k] = Isa::zero();
+    for (int64_t c = c_begin; c < c_end; ++c) {
+        for (int l = 0; l < apairs::genotype::kChunkWords; l += Isa::kLanes) {
+            const int64_t off = c * apairs::genotype::kChunkU64 + l;
+            W xa[RI], ya[RI], ma[RI];
+            for (int r = 0; r < RI; ++r) {
+                xa[r] = Isa::load(a[r] + off);
+                ya[r] = Isa::load(a[r] + off + apairs::genotype::kChunkWords);
+                ma[r] = Isa::load(a[r] + off + 2 * apairs::genotype::kChunkWords);
+            }
+            for (int s = 0; s < RJ; ++s) {
+                const W xb = Isa::load(b[s] + off);
+                const W yb = Isa::load(b[s] + off + apairs::genotype::kChunkWords);
+                const W mb = Isa::load(b[s] + off + 2 * apairs::genotype::kChunkWords);
+                for (int r = 0; r < RI; ++r) m.step(acc[r][s], xa[r], ya[r], ma[r], xb, yb, mb);
+            }
+        }
+    }
+    // out_rows[k * RI + r] points at count k of row r's first pair in this tile.
+    for (int r = 0; r < RI; ++r)
+        for (int s = 0; s < RJ; ++s)
+            if (r < ri && s < rj)
+                for (int k = 0; k < K; ++k) out_rows[k * RI + r][j0 + s] += Isa::reduce(acc[r][s][k]);
+}
+
+template <class Isa, class M>
+void count_tile_m(const M &m, const uint64_t *const *a, int64_t ni, const uint64_t *const *b, int64_t nj,
+                  int64_t chunks, const apairs::genotype::TileCounts &out) {
+    // Two counts need twice the accumulators: fewer rows at once keep them in registers.
+    constexpr int RI = M::kCounts == 1 ? 3 : 2, RJ = 4, K = M::kCounts;
+    for (int k = 0; k < K; ++k)
+        for (int64_t i = 0; i < ni; ++i)
+            for (int64_t j = 0; j < nj; ++j) out.c[k][i * out.ldc + j] = 0;
+    for (int64_t c0 = 0; c0 < chunks; c0 += apairs::genotype::kSliceChunks) {
+        const int64_t c1 = c0 + apairs::genotype::kSliceChunks < chunks ? c0 + apairs::genotype::kSliceChunks : chunks;
+        for (int64_t i = 0; i < ni; i += RI) {
+            const int64_t ri = ni - i < RI ? ni - i : RI;
+            // Rows past the edge repeat the last row; their counts are dropped.
+            const uint64_t *ar[RI];
+            uint32_t *rows[K * RI];
+            for (int r = 0; r < RI; ++r) {
+                const int64_t ii = i + (r < ri ? r : ri - 1);
+                ar[r] = a[ii];
+                for (int k = 0; k < K; ++k) rows[k * RI + r] = out.c[k] + ii * out.ldc;
+            }
+            for (int64_t j = 0; j < nj; j += RJ) {
+                const int64_t rj = nj - j < RJ ? nj - j : RJ;
+                const uint64_t *br[RJ];
+                for (int s = 0; s < RJ; ++s) br[s] = b[j + (s < rj ? s : rj - 1)];
+                micro_tile<Isa, RI, RJ>(m, ar, br, c0, c1, rows, ri, rj, j);
+            }
+        }
+    }
+}
+
+template <class Isa>
+void count_tile(int32_t metric, int32_t missing, const uint64_t *const *a, int64_t ni, const uint64_t *const *b,
+                int64_t nj, int64_t chunks, const apairs::genotype::TileCounts &out) {
+    apairs::genotype::dispatch(metric, missing, 0.0, 0.0,
+                               [&](auto m) { count_tile_m<Isa>(m, a, ni, b, nj, chunks, out); });
+}
+
+}  // namespace

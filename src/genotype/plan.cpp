@@ -1,0 +1,55 @@
+#include "genotype/plan.hpp"
+
+#include <fmt/format.h>
+
+#include "genotype/host.hpp"
+#include "genotype/planes.hpp"
+#include "host/host.hpp"
+
+namespace apairs::genotype {
+namespace {
+
+const char *missing_name(const Problem &pb) {
+    if (!pb.plink()) return "excluded per pair";
+    return pb.weighted() ? "PLINK 1.9 weighted scaling" : "PLINK flat-missing scaling";
+}
+
+class Plan final : public apairs_plan_s {
+public:
+    Plan(const apairs_context_s &context, Problem pb) : pb_(std::move(pb)) {
+        ctx = context;
+        if (ctx.backend != APAIRS_BACKEND_HOST)
+            fail(APAIRS_ERROR_UNSUPPORTED,
+                 "ctx: genotype plans run on the host backend in this release (create the context with "
+                 "APAIRS_BACKEND_HOST)");
+        const int threads = host::resolve_threads(ctx.host_threads);
+        description = fmt::format(
+            "backend=host threads={} kernel=genotype<{},{}> counting={} tile={}x{} pairs, slices of {} "
+            "variants; why: rows become three bit planes (g>=1, g==2, called) so that each count is "
+            "a popcount of 64 (or 512) variants at once, {} x {}-pair tiles per thread ({}), counts "
+            "in registers for 2-3 x 4 pairs at a time, missing calls {}",
+            threads, metric_name(pb_.metric), pb_.d, host_kernel_name(), kTileRows, kTileRows,
+            kChunkVariants * kSliceChunks, kTileRows, kTileRows,
+            ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default", missing_name(pb_));
+    }
+
+    const char *op() const override { return "genotype"; }
+    const char *execute_function() const override { return "apairs_plan_execute_genotype"; }
+
+    void execute(const void *const *arrays) const override {
+        static const char *const names[] = {"A", "B", "D"};
+        host::require_host_memory(arrays, names, 3);
+        run_host(pb_, arrays[0], arrays[1], const_cast<void *>(arrays[2]), host::resolve_threads(ctx.host_threads));
+    }
+
+private:
+    Problem pb_;
+};
+
+}  // namespace
+
+std::unique_ptr<apairs_plan_s> make_plan(const apairs_context_s &ctx, Problem pb) {
+    return std::make_unique<Plan>(ctx, std::move(pb));
+}
+
+}  // namespace apairs::genotype
