@@ -16,7 +16,7 @@ sanitizers=no
 for arg in "$@"; do
   case "$arg" in
     --sanitizers) sanitizers=yes ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "install-deps: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
