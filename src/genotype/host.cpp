@@ -108,18 +108,6 @@ Rows to_planes(const Problem &pb, const uint8_t *G, int64_t n, int64_t ld, int64
     return r;
 }
 
-// The weight of the variants missing in both rows (uint32 arithmetic).
-uint32_t both_missing_weight(const uint64_t *a, const uint64_t *b, int64_t d, const uint32_t *w) {
-    uint32_t sum = 0;
-    const int64_t words = (d + 63) / 64;
-    for (int64_t k = 0; k < words; ++k) {
-        const int64_t at = (k / kChunkWords) * kChunkU64 + 2 * kChunkWords + k % kChunkWords;
-        for (uint64_t both = valid_bits(k, d) & ~(a[at] | b[at]); both; both &= both - 1)
-            sum += w[64 * k + __builtin_ctzll(both)];
-    }
-    return sum;
-}
-
 template <class M>
 void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symmetric, typename M::out_t *D,
          int64_t chunks, int threads) {
@@ -131,7 +119,7 @@ void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symm
         for (int64_t tj = symmetric ? ti : 0; tj < tj_n; ++tj) tiles.emplace_back(ti, tj);
     const int64_t ntiles = int64_t(tiles.size());
     // Scratch before the parallel region: nothing inside it may throw.
-    std::vector<std::vector<uint32_t>> scratch(size_t(threads), std::vector<uint32_t>(size_t(2 * T * T)));
+    std::vector<std::vector<uint32_t>> scratch(size_t(threads), std::vector<uint32_t>(size_t(3 * T * T)));
     const uint32_t W = uint32_t(pb.weight_sum);
 #pragma omp parallel num_threads(threads) if (threads != 1)
     {
@@ -145,17 +133,19 @@ void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symm
             const int64_t i0 = tiles[size_t(t)].first * T, j0 = tiles[size_t(t)].second * T;
             const int64_t ni = std::min(T, pb.n1 - i0), nj = std::min(T, pb.n2 - j0);
             const TileCounts tc{{cnt.data(), cnt.data() + T * T}, T};
-            count(pb.metric, pb.missing, &ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc);
+            BothMissing bm;
+            if (pb.weighted()) {
+                bm.weights = pb.weights.data(), bm.d = pb.d, bm.both = cnt.data() + 2 * T * T;
+                bm.missing_a = &ra.missing[size_t(i0)], bm.missing_b = &rb.missing[size_t(j0)];
+            }
+            count(pb.metric, pb.missing, &ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc, bm);
             for (int64_t i = 0; i < ni; ++i)
                 for (int64_t j = 0; j < nj; ++j) {
                     const int64_t gi = i0 + i, gj = j0 + j;
                     if (symmetric && gj < gi) continue;  // the diagonal tiles' lower halves
                     uint32_t c[2] = {tc.c[0][i * T + j], tc.c[1][i * T + j]}, den = 0;
                     if (pb.weighted()) {
-                        den = W - ra.wmiss[size_t(gi)] - rb.wmiss[size_t(gj)];
-                        if (ra.missing[size_t(gi)] && rb.missing[size_t(gj)])
-                            den += both_missing_weight(ra.ptr[size_t(gi)], rb.ptr[size_t(gj)], pb.d,
-                                                       pb.weights.data());
+                        den = W - ra.wmiss[size_t(gi)] - rb.wmiss[size_t(gj)] + bm.both[i * T + j];
                     }
                     const typename M::out_t v = m.finish(c, den);
                     D[gi * pb.ldd + gj] = v;

@@ -24,11 +24,22 @@ struct TileCounts {
     int64_t ldc;
 };
 
+// The weighted metrics' third sum per pair: the weight of the variants missing in both
+// rows (uint32 arithmetic), both[i * ldc + j]; only for pairs whose rows both have a
+// missing call (missing_a[i] && missing_b[j]), else left 0.
+struct BothMissing {
+    const uint32_t *weights = nullptr;  // nullptr: not wanted
+    int64_t d = 0;
+    const uint8_t *missing_a = nullptr, *missing_b = nullptr;
+    uint32_t *both = nullptr;
+};
+
 // Signature of an ISA kernel: the counts of every pair of the rows `a` (ni pointers to
 // row planes) and `b` (nj), over `chunks` chunks, for the metric `metric` with missing
 // handling `missing` (apairs.h values; only which counts matter here).
 using CountTileFn = void (*)(int32_t metric, int32_t missing, const uint64_t *const *a, int64_t ni,
-                             const uint64_t *const *b, int64_t nj, int64_t chunks, const TileCounts &out);
+                             const uint64_t *const *b, int64_t nj, int64_t chunks, const TileCounts &out,
+                             const BothMissing &bm);
 
 // The kernels this build and this CPU can run, best first (kernel_*.cpp).
 CountTileFn count_tile_avx512();   // nullptr when not compiled in or not supported here
