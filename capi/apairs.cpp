@@ -330,7 +330,7 @@ apairs_status_t apairs_genotype_missing_weights(const void *packed, int64_t n, i
     return guarded(__func__, [&] {
         apairs::genotype::missing_weights_host(static_cast<const uint8_t *>(packed), n, d, ld,
                                                static_cast<const uint8_t *>(founders),
-                                               static_cast<uint32_t *>(weights));
+                                               static_cast<uint32_t *>(weights), apairs::host::resolve_threads(0));
     });
 }
 

@@ -207,30 +207,62 @@ void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t miss
 }
 
 void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t ld, const uint8_t *founders,
-                          uint32_t *weights) {
+                          uint32_t *weights, int threads) {
     require(packed, "packed");
     require(weights, "weights");
     require_rows(n, d, ld, packed_bytes(d), "ld");
-    // Frequency of A2 among the founders: (2 hom-A2 + het) / (2 called), 0.5 when none
-    // is called; then PLINK 1.9's expected-distance weight, scaled to sum to just under
-    // 2^32 and rounded.
-    std::vector<double> raw(static_cast<size_t>(d));
-    std::vector<int64_t> het(static_cast<size_t>(d)), hom2(static_cast<size_t>(d)), called(static_cast<size_t>(d));
-    for (int64_t i = 0; i < n; ++i) {
-        if (founders && !founders[i]) continue;
-        const uint8_t *row = packed + i * ld;
-        for (int64_t k = 0; k < d; ++k) {
-            const int c = (row[k / 4] >> (2 * (k % 4))) & 3;
-            if (c == 1) continue;
-            ++called[size_t(k)];
-            het[size_t(k)] += c == 2;
-            hom2[size_t(k)] += c == 3;
+    // Per variant: the called founders and the copies of A2 among them, counted a byte
+    // (four variants) at a time through tables of four 16-bit fields, flushed before a
+    // field can overflow; OpenMP over byte columns.
+    struct Tables {
+        uint64_t called[256], copies[256];
+        Tables() {
+            for (int v = 0; v < 256; ++v) {
+                called[v] = copies[v] = 0;
+                for (int t = 0; t < 4; ++t) {
+                    const int c = (v >> (2 * t)) & 3;
+                    called[v] |= uint64_t(c != 1) << (16 * t);
+                    copies[v] |= uint64_t(c == 3 ? 2 : c == 2 ? 1 : 0) << (16 * t);
+                }
+            }
         }
+    };
+    static const Tables tab;
+    const int64_t bytes = packed_bytes(d);
+    std::vector<int64_t> called(size_t(4 * bytes)), copies(size_t(4 * bytes));
+#pragma omp parallel for num_threads(threads) if (threads != 1) schedule(static)
+    for (int64_t b0 = 0; b0 < bytes; b0 += 1024) {
+        const int64_t b1 = std::min(bytes, b0 + 1024);
+        uint64_t acc_called[1024] = {}, acc_copies[1024] = {};
+        auto flush = [&] {
+            for (int64_t b = b0; b < b1; ++b)
+                for (int t = 0; t < 4; ++t) {
+                    called[size_t(4 * b + t)] += int64_t((acc_called[b - b0] >> (16 * t)) & 0xFFFF);
+                    copies[size_t(4 * b + t)] += int64_t((acc_copies[b - b0] >> (16 * t)) & 0xFFFF);
+                }
+            std::fill(acc_called, acc_called + 1024, 0);
+            std::fill(acc_copies, acc_copies + 1024, 0);
+        };
+        int64_t pending = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            if (founders && !founders[i]) continue;
+            const uint8_t *row = packed + i * ld;
+            for (int64_t b = b0; b < b1; ++b) {
+                acc_called[b - b0] += tab.called[row[b]];
+                acc_copies[b - b0] += tab.copies[row[b]];
+            }
+            if (++pending == 32767) flush(), pending = 0;  // copies: at most 2 per row in 16 bits
+        }
+        flush();
     }
+    // Frequency of A2 among the founders: copies / (2 called), 0.5 when none is called;
+    // then PLINK 1.9's expected-distance weight, scaled to sum to just under 2^32 and
+    // rounded (its operations, in its order).
+    std::vector<double> raw(static_cast<size_t>(d));
     double total = 0;
     for (int64_t k = 0; k < d; ++k) {
         const int64_t alleles = 2 * called[size_t(k)];
-        double f = alleles ? double(2 * hom2[size_t(k)] + het[size_t(k)]) / double(alleles) : 0.5;
+        double f = alleles ? double(copies[size_t(k)]) / double(alleles) : 0.5;
         if (f != 0.0 && f != 1.0) f = f * (1.0 - f) * (f * f - f + 1);
         raw[size_t(k)] = f;
         total += f;

@@ -24,6 +24,6 @@ void run_host(const Problem &pb, const void *A, const void *B, void *D, int thre
 void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value, uint8_t *packed,
                int64_t ldp, int threads);
 void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t ld, const uint8_t *founders,
-                          uint32_t *weights);
+                          uint32_t *weights, int threads);
 
 }  // namespace apairs::genotype

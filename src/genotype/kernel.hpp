@@ -32,28 +32,36 @@ inline void micro_tile(const M &m, const uint64_t *const *a, const uint64_t *con
     using C = typename Isa::C;
     constexpr int K = M::kCounts;
     C acc[RI][RJ][K];
+#pragma GCC unroll 16
     for (int r = 0; r < RI; ++r)
+#pragma GCC unroll 16
         for (int s = 0; s < RJ; ++s)
+#pragma GCC unroll 2
             for (int k = 0; k < K; ++k) acc[r][s][k] = Isa::zero();
     for (int64_t c = c_begin; c < c_end; ++c) {
         for (int l = 0; l < apairs::genotype::kChunkWords; l += Isa::kLanes) {
             const int64_t off = c * apairs::genotype::kChunkU64 + l;
             W xa[RI], ya[RI], ma[RI];
+#pragma GCC unroll 16
             for (int r = 0; r < RI; ++r) {
                 xa[r] = Isa::load(a[r] + off);
                 ya[r] = Isa::load(a[r] + off + apairs::genotype::kChunkWords);
                 ma[r] = Isa::load(a[r] + off + 2 * apairs::genotype::kChunkWords);
             }
+#pragma GCC unroll 16
             for (int s = 0; s < RJ; ++s) {
                 const W xb = Isa::load(b[s] + off);
                 const W yb = Isa::load(b[s] + off + apairs::genotype::kChunkWords);
                 const W mb = Isa::load(b[s] + off + 2 * apairs::genotype::kChunkWords);
+#pragma GCC unroll 16
                 for (int r = 0; r < RI; ++r) m.step(acc[r][s], xa[r], ya[r], ma[r], xb, yb, mb);
             }
         }
     }
     // out_rows[k * RI + r] points at count k of row r's first pair in this tile.
+#pragma GCC unroll 16
     for (int r = 0; r < RI; ++r)
+#pragma GCC unroll 16
         for (int s = 0; s < RJ; ++s)
             if (r < ri && s < rj)
                 for (int k = 0; k < K; ++k) out_rows[k * RI + r][j0 + s] += Isa::reduce(acc[r][s][k]);

@@ -1,7 +1,7 @@
 // One small functor per genotype metric, shared by the host engines (scalar and
 // AVX-512) and the CUDA engine.
 //
-// The engines hold each packed row as three bit planes over 64-variant words
+// The engines hold each packed row as three bit planes over 64-variant words (32 on CUDA)
 // (planes.hpp): x = [g >= 1], y = [g == 2], m = [called]; x and y are 0 where the call is
 // missing. g = x + y (a thermometer code), so |g_a - g_b| = (x_a ^ x_b) + (y_a ^ y_b).
 // A metric M is
@@ -16,9 +16,17 @@
 
 #include <cstdint>
 
-#include "common/error.hpp"
+#include "common/hd.hpp"
 
 namespace apairs::genotype::metric {
+
+APAIRS_HD uint32_t popc(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<uint32_t>(__popc(x));
+#else
+    return static_cast<uint32_t>(__builtin_popcount(x));
+#endif
+}
 
 APAIRS_HD uint32_t popc(uint64_t x) {
 #if defined(__CUDA_ARCH__)
