@@ -100,9 +100,10 @@ bandwidth bound (those bytes at the copy bandwidth) and the fraction of it reach
 and the plan's describe() line. Timing: device arrays, one warm-up call, CUDA events,
 median of 5. Host backend: n = 8 (dot 16, transpose 4), B = 10^4 or --host-batch.
 
-Genotype suite (--suite genotype; host backend: the genotype family runs on the host
-in this release): PLINK 1.9's --distance on packed genotypes, A = B (the symmetric
-path), n = 2000 samples x d = 100000 variants, 0/1/2 uniform per variant frequency:
+Genotype suite (--suite genotype): PLINK 1.9's --distance on packed genotypes, A = B,
+0/1/2 drawn from a per-variant frequency; host: n = 2000 samples x d = 100000 variants
+(the symmetric path); CUDA: 8192 x 8192, d = 4096, device-resident packed rows and D,
+CUDA events (the plane conversion kernel included), median of 5 after 2 warm-ups:
   apairs genotype distance            no missing call (plink --distance square)
   apairs genotype ibs 5% missing      5 % missing calls, PLINK's weighted scaling
   apairs genotype ibs flat 5% missing the same, flat-missing
@@ -1184,17 +1185,18 @@ struct GenoCase {
     std::string shape() const { return fmt::format("{}x{} d={}", n, n, d); }
 };
 
-std::vector<GenoCase> make_geno_cases(bool quick) {
-    const int64_t n = quick ? 1000 : 2000, d = quick ? 20000 : 100000;
+std::vector<GenoCase> make_geno_cases(bool quick, bool host) {
+    // Host: PLINK's comparison shape; CUDA: the 8192 x 8192, d = 4096.
+    const int64_t n = host ? (quick ? 1000 : 2000) : (quick ? 4096 : 8192),
+                  d = host ? (quick ? 20000 : 100000) : 4096;
     return {{"apairs genotype distance", APAIRS_GENOTYPE_DISTANCE, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.0},
             {"apairs genotype ibs 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.05},
             {"apairs genotype ibs flat 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_FLAT, n, d, 0.05}};
 }
 
 Row run_geno_case(const GenoCase &c, apairs_context_t ctx, const Settings &st) {
-    if (st.cuda) throw Skip("genotype plans run on the host backend in this release (--backend host)");
     Row row{c.name, c.shape(), 0, 0, "", "", "genotype", "T pair-genotypes/s"};
-    const int reps = st.reps > 0 ? st.reps : st.quick ? 1 : 3, warm = st.quick ? 0 : 1;
+    const int reps = st.reps > 0 ? st.reps : st.cuda ? 5 : st.quick ? 1 : 3, warm = st.cuda ? 2 : st.quick ? 0 : 1;
     // 0/1/2 from a per-variant frequency, 255 = missing.
     std::vector<uint8_t> g(std::size_t(c.n * c.d));
     for (int64_t i = 0; i < c.n; ++i)
@@ -1213,9 +1215,25 @@ Row run_geno_case(const GenoCase &c, apairs_context_t ctx, const Settings &st) {
     API(apairs_plan_create_genotype, &plan.p, ctx, c.metric, c.missing, c.n, c.n, c.d, ld, ld, c.n, w.data());
     row.plan = describe(plan.p);
     std::vector<double> D(std::size_t(c.n * c.n), std::nan(""));
-    const std::vector<double> ts = time_calls(
-        false, warm, reps, [&] { API(apairs_plan_execute_genotype, plan.p, packed.data(), packed.data(), D.data()); },
-        [] {});
+    std::vector<double> ts;
+    if (!st.cuda) {
+        ts = time_calls(
+            false, warm, reps,
+            [&] { API(apairs_plan_execute_genotype, plan.p, packed.data(), packed.data(), D.data()); }, [] {});
+    } else {
+#if APAIRS_BENCH_CUDA
+        // Device-resident packed rows and D: execute queues its kernels (the plane
+        // conversion included) and returns; CUDA events around each call.
+        DevBuf dG(packed.size()), dD(D.size() * sizeof(double));
+        CU(cudaMemcpy(dG.p, packed.data(), packed.size(), cudaMemcpyHostToDevice));
+        CU(cudaMemset(dD.p, 0xff, dD.bytes));
+        ts = time_calls(true, warm, reps, [&] { API(apairs_plan_execute_genotype, plan.p, dG.p, dG.p, dD.p); },
+                        [] {});
+        CU(cudaMemcpy(D.data(), dD.p, dD.bytes, cudaMemcpyDeviceToHost));
+#else
+        die("this apairs_bench was built without CUDA");
+#endif
+    }
     row.ms = median(ts);
     row.rate = double(c.n) * double(c.n) * double(c.d) / row.ms / 1e9;
     // Spot check: the allele count and the weights missing in either, from the bytes.
@@ -1355,7 +1373,7 @@ int main(int argc, char **argv) {
             if (keep(c.name, c.shape())) batch_cases.push_back(c);
     std::vector<GenoCase> geno_cases;
     if (run_genotype)
-        for (const GenoCase &c : make_geno_cases(quick))
+        for (const GenoCase &c : make_geno_cases(quick, !st.cuda))
             if (keep(c.name, c.shape())) geno_cases.push_back(c);
     if (list) {
         for (const Case &c : cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());

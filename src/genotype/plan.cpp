@@ -5,6 +5,9 @@
 #include "genotype/host.hpp"
 #include "genotype/planes.hpp"
 #include "host/host.hpp"
+#if APAIRS_HAVE_CUDA
+#include "genotype/cuda.hpp"
+#endif
 
 namespace apairs::genotype {
 namespace {
@@ -18,10 +21,20 @@ class Plan final : public apairs_plan_s {
 public:
     Plan(const apairs_context_s &context, Problem pb) : pb_(std::move(pb)) {
         ctx = context;
-        if (ctx.backend != APAIRS_BACKEND_HOST)
-            fail(APAIRS_ERROR_UNSUPPORTED,
-                 "ctx: genotype plans run on the host backend in this release (create the context with "
-                 "APAIRS_BACKEND_HOST)");
+#if APAIRS_HAVE_CUDA
+        if (ctx.backend == APAIRS_BACKEND_CUDA) {
+            cuda_ = plan_cuda(pb_, ctx.device);
+            description = fmt::format(
+                "backend=cuda device={} ({}, {} SMs) kernel=genotype<{},{}> block={}x{} tile={}x{} pairs, slices of {} "
+                "variants, grid={} blocks, {} registers/thread; why: packed rows become three bit planes of 32-bit "
+                "words (g>=1, g==2, called) in a conversion kernel, each count a popc of 32 variants, every "
+                "staged plane word of B serving {} pairs, missing calls {}",
+                cuda_.device, cuda_.device_name, cuda_.sm_count, metric_name(pb_.metric), pb_.d, 32,
+                kCudaRowsPerBlock, kCudaRowsPerBlock * kCudaSubtiles, 32, 32 * kCudaSliceWords, cuda_.grid,
+                cuda_.regs_per_thread, kCudaSubtiles, missing_name(pb_));
+            return;
+        }
+#endif
         const int threads = host::resolve_threads(ctx.host_threads);
         description = fmt::format(
             "backend=host threads={} kernel=genotype<{},{}> counting={} tile={}x{} pairs, slices of {} "
@@ -37,6 +50,10 @@ public:
     const char *execute_function() const override { return "apairs_plan_execute_genotype"; }
 
     void execute(const void *const *arrays) const override {
+#if APAIRS_HAVE_CUDA
+        if (ctx.backend == APAIRS_BACKEND_CUDA)
+            return execute_cuda(pb_, cuda_, ctx.stream, arrays[0], arrays[1], const_cast<void *>(arrays[2]));
+#endif
         static const char *const names[] = {"A", "B", "D"};
         host::require_host_memory(arrays, names, 3);
         run_host(pb_, arrays[0], arrays[1], const_cast<void *>(arrays[2]), host::resolve_threads(ctx.host_threads));
@@ -44,6 +61,9 @@ public:
 
 private:
     Problem pb_;
+#if APAIRS_HAVE_CUDA
+    CudaConfig cuda_;
+#endif
 };
 
 }  // namespace

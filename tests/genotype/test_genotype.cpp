@@ -3,7 +3,7 @@
 // against a straightforward reference computed from the unpacked bytes (g = 0, 1, 2 or
 // missing), on fresh random cohorts of awkward sizes, strides and missing rates, with
 // every entry of D checked to be written; every bad argument gets its status and writes
-// nothing.
+// nothing. The plans run on the suite's backend (host in `unit`, CUDA in `gpu`).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apairs.h"
+#include "backend.hpp"
 #include "catch.hpp"
 #include "reference.hpp"
 
@@ -127,10 +128,11 @@ double reference(int32_t metric, int32_t missing, const Cohort &A, int64_t i, co
 template <class O>
 void check_metric(int32_t metric, int32_t missing, const Cohort &A, const Cohort &B, bool same,
                   const std::vector<uint32_t> &w, int threads) {
-    INFO("metric " << metric << " missing " << missing << " n1 " << A.n << " n2 " << B.n << " d " << A.d
+    INFO("[" << test::backend_name() << "] metric " << metric << " missing " << missing << " n1 " << A.n << " n2 "
+             << B.n << " d " << A.d
                    << (same ? " (B = A)" : "") << " threads " << threads);
     apairs_context_t ctx = nullptr;
-    APAIRS_REQUIRE_OK(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0));
+    APAIRS_REQUIRE_OK(apairs_context_create(&ctx, test::backend(), 0));
     APAIRS_REQUIRE_OK(apairs_context_set_option(ctx, APAIRS_OPTION_HOST_THREADS, threads));
     apairs_plan_t plan = nullptr;
     const int64_t ldd = B.n + 2;
@@ -233,7 +235,7 @@ TEST_CASE("genotype: the packed kernels equal U8 HAMMING and L1 on 0/1/2 floats"
     for (int64_t d : {1, 65, 1000}) {
         const Cohort A = make_cohort(rng, 17, d, 0.0), B = make_cohort(rng, 9, d, 0.0);
         apairs_context_t ctx = nullptr;
-        APAIRS_REQUIRE_OK(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0));
+        APAIRS_REQUIRE_OK(apairs_context_create(&ctx, test::backend(), 0));
         auto run_pairwise = [&](int32_t metric, int32_t dtype, const void *a, const void *b, void *D) {
             apairs_plan_t p = nullptr;
             APAIRS_REQUIRE_OK(apairs_plan_create_pairwise(&p, ctx, metric, 0, dtype, A.n, B.n, d, d, d, B.n));
@@ -404,17 +406,4 @@ TEST_CASE("genotype: every bad argument gets its status, a message, and writes n
     for (int64_t i : {1, 3, 4}) sub.g.insert(sub.g.end(), c.g.begin() + i * 37, c.g.begin() + (i + 1) * 37);
     CHECK(wout == reference_weights(sub));
     apairs_context_destroy(ctx);
-
-    // A CUDA context: genotype plans are host-only in this release.
-    int32_t devices = 0;
-    APAIRS_REQUIRE_OK(apairs_cuda_device_count(&devices));
-    if (devices > 0) {
-        apairs_context_t cu = nullptr;
-        APAIRS_REQUIRE_OK(apairs_context_create(&cu, APAIRS_BACKEND_CUDA, 0));
-        apairs_plan_t p = sentinel;
-        expect(call([&] { return apairs_plan_create_genotype(&p, cu, 1, 0, 5, 5, 37, rb, rb, 5, nullptr); }),
-               APAIRS_ERROR_UNSUPPORTED, fn, "host");
-        CHECK(p == sentinel);
-        apairs_context_destroy(cu);
-    }
 }
