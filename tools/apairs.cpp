@@ -376,6 +376,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The plan's one-line description (apairs_plan_describe).
+std::string describe(apairs_plan_t plan) {
+    int64_t len = 0;
+    CHECK_API(apairs_plan_describe, plan, nullptr, 0, &len);
+    std::string desc(static_cast<std::size_t>(len) + 1, '\0');
+    CHECK_API(apairs_plan_describe, plan, &desc[0], len + 1, nullptr);
+    desc.resize(static_cast<std::size_t>(len));
+    return desc;
+}
+
 // ---- PLINK mode: apairs --bfile PREFIX --distance ... -----------------------------
 
 struct DistanceRequest {
@@ -499,14 +509,7 @@ int run_plink(const Options &o) {
         CHECK_API(apairs_plan_create_genotype, &raw_plan, ctx.get(), outputs[k].metric, missing, n, n, d, fs.ld, fs.ld,
                   n, req.flat ? nullptr : weights.data());
         std::unique_ptr<apairs_plan_s, PlanDeleter> plan(raw_plan);
-        if (k == 0) {
-            int64_t len = 0;
-            CHECK_API(apairs_plan_describe, plan.get(), nullptr, 0, &len);
-            std::string desc(static_cast<std::size_t>(len) + 1, '\0');
-            CHECK_API(apairs_plan_describe, plan.get(), &desc[0], len + 1, nullptr);
-            desc.resize(static_cast<std::size_t>(len));
-            fmt::print("plan: {}\n", desc);
-        }
+        if (k == 0) fmt::print("plan: {}\n", describe(plan.get()));
         CHECK_API(apairs_plan_execute_genotype, plan.get(), fs.packed.data(), fs.packed.data(), D.data());
         const double exec_ms = ms_since(t0);
         // PLINK prints its diagonal as a constant: so do the .npy files.
@@ -614,12 +617,7 @@ int run(const Options &o) {
     CHECK_API(apairs_plan_create_pairwise, &raw_plan, ctx.get(), metric, p, dtype, n1, n2, d, d, d, n2);
     const double plan_ms = ms_since(t_plan);
     std::unique_ptr<apairs_plan_s, PlanDeleter> plan(raw_plan);
-    int64_t len = 0;
-    CHECK_API(apairs_plan_describe, plan.get(), nullptr, 0, &len);
-    std::string desc(static_cast<std::size_t>(len) + 1, '\0');
-    CHECK_API(apairs_plan_describe, plan.get(), &desc[0], len + 1, nullptr);
-    desc.resize(static_cast<std::size_t>(len));
-    fmt::print("plan: {}\n", desc);
+    fmt::print("plan: {}\n", describe(plan.get()));
 
     // Output buffer
     const npy::Type out_type = dtype == APAIRS_DTYPE_U8 ? npy::Type::I32 : A.type;

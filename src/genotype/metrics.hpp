@@ -36,71 +36,60 @@ APAIRS_HD uint32_t popc(uint64_t x) {
 #endif
 }
 
-// Differing genotypes.
-struct Hamming {
+// What every count metric shares: one count, written as int32.
+struct Count {
     using out_t = int32_t;
     static constexpr int kCounts = 1;
+    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
+};
+
+// Differing genotypes.
+struct Hamming : Count {
     template <class W, class C>
     APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
         c[0] += popc(((xa ^ xb) | (ya ^ yb)) & (ma & mb));
     }
-    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
 };
 
 // sum |g_a - g_b|.
-struct AlleleCount {
-    using out_t = int32_t;
-    static constexpr int kCounts = 1;
+struct AlleleCount : Count {
     template <class W, class C>
     APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
         const W m = ma & mb;
         c[0] += popc((xa ^ xb) & m) + popc((ya ^ yb) & m);
     }
-    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
 };
 
 // |g_a - g_b| = 2: both planes differ.
-struct Ibs0 {
-    using out_t = int32_t;
-    static constexpr int kCounts = 1;
+struct Ibs0 : Count {
     template <class W, class C>
     APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
         c[0] += popc((xa ^ xb) & (ya ^ yb) & (ma & mb));
     }
-    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
 };
 
 // |g_a - g_b| = 1: exactly one plane differs.
-struct Ibs1 {
-    using out_t = int32_t;
-    static constexpr int kCounts = 1;
+struct Ibs1 : Count {
     template <class W, class C>
     APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
         c[0] += popc((xa ^ xb ^ ya ^ yb) & (ma & mb));
     }
-    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
 };
 
 // g_a = g_b, both called.
-struct Ibs2 {
-    using out_t = int32_t;
-    static constexpr int kCounts = 1;
+struct Ibs2 : Count {
     template <class W, class C>
     APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
         c[0] += popc(~((xa ^ xb) | (ya ^ yb)) & (ma & mb));
     }
-    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
 };
 
 // Variants called in both.
-struct NonMissing {
-    using out_t = int32_t;
-    static constexpr int kCounts = 1;
+struct NonMissing : Count {
     template <class W, class C>
     APAIRS_HD void step(C *c, const W &, const W &, const W &ma, const W &, const W &, const W &mb) const {
         c[0] += popc(ma & mb);
     }
-    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
 };
 
 // PLINK 1.9's --distance values (apairs.h): the allele count c scaled for missing calls,
