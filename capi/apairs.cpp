@@ -316,12 +316,8 @@ apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void *genotypes
                                      int64_t ld_genotypes, int32_t missing_value, void *packed, int64_t ld_packed) {
     return guarded(__func__, [&] {
         require(ctx, "ctx");
-        const void *arrays[] = {genotypes, packed};
-        static const char *const names[] = {"genotypes", "packed"};
-        apairs::host::require_host_memory(arrays, names, 2);
-        apairs::genotype::pack_host(static_cast<const uint8_t *>(genotypes), n, d, ld_genotypes, missing_value,
-                                    static_cast<uint8_t *>(packed), ld_packed,
-                                    apairs::host::resolve_threads(ctx->host_threads));
+        apairs::genotype::pack(*ctx, static_cast<const uint8_t *>(genotypes), n, d, ld_genotypes, missing_value,
+                               static_cast<uint8_t *>(packed), ld_packed);
     });
 }
 

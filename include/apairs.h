@@ -583,8 +583,10 @@ enum apairs_genotype_missing_e {
 };
 
 /** Pack rows of genotype bytes into the 2-bit layout above.
- *  @param[in]  ctx       the context (its HOST threads are used; a CUDA context packs
- *                        on the host too: the arrays must be host memory)
+ *  @param[in]  ctx       the context: HOST packs host arrays with its threads; CUDA
+ *                        packs on its device (stream; the call waits for it) when both
+ *                        arrays are device memory of that device, on the host when both
+ *                        are host memory (INVALID_POINTER when one is and one is not)
  *  @param[in]  genotypes n x d bytes, row i at genotypes + i * ld_genotypes; each 0, 1,
  *                        2 or `missing_value`
  *  @param[in]  n, d      rows and variants, >= 1

@@ -141,7 +141,61 @@ genotype_kernel(const M m, const uint32_t *__restrict__ pa, int64_t n1, const ui
     }
 }
 
+// The smallest linear index (i * d + k) of a byte that is not 0, 1, 2 or missing.
+__global__ void find_bad(const uint8_t *__restrict__ g, int64_t n, int64_t d, int64_t ldg, int missing,
+                         unsigned long long *first) {
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * d; t += int64_t(gridDim.x) * blockDim.x) {
+        const uint8_t v = g[(t / d) * ldg + t % d];
+        if (v > 2 && v != missing) atomicMin(first, static_cast<unsigned long long>(t));
+    }
+}
+
+// One thread per packed byte: four genotypes as PLINK codes (g -> 00, 10, 11; missing
+// -> 01), the unused high bits of a row's last byte 0.
+__global__ void pack_bytes(const uint8_t *__restrict__ g, int64_t n, int64_t d, int64_t ldg,
+                           uint8_t *__restrict__ packed, int64_t ldp) {
+    const int64_t bytes = (d + 3) / 4;
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * bytes;
+         t += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t i = t / bytes, b = t % bytes;
+        unsigned v = 0;
+        for (int s = 0; s < 4 && 4 * b + s < d; ++s) {
+            const unsigned x = g[i * ldg + 4 * b + s];
+            v |= (x == 0 ? 0u : x == 1 ? 2u : x == 2 ? 3u : 1u) << (2 * s);
+        }
+        packed[i * ldp + b] = static_cast<uint8_t>(v);
+    }
+}
+
 }  // namespace
+
+void pack_cuda(int device, void *stream_ptr, const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value,
+               uint8_t *packed, int64_t ldp) {
+    require_device(device);
+    DeviceScope scope(device);
+    cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    const int grid = prop.multiProcessorCount * 8;
+    StreamBuffer first(sizeof(unsigned long long), stream);
+    const unsigned long long none = ~0ULL;
+    unsigned long long found = none;
+    check(cudaMemcpyAsync(first.get(), &none, sizeof none, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    find_bad<<<grid, 256, 0, stream>>>(g, n, d, ldg, missing_value, static_cast<unsigned long long *>(first.get()));
+    check(cudaGetLastError(), "genotype find_bad launch");
+    check(cudaMemcpyAsync(&found, first.get(), sizeof found, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (found != none) {
+        const int64_t i = int64_t(found) / d, k = int64_t(found) % d;
+        uint8_t v = 0;
+        check(cudaMemcpy(&v, g + i * ldg + k, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        fail(APAIRS_ERROR_INVALID_VALUE, "genotypes[{}][{}] = {}: expected 0, 1, 2 or missing_value = {}", i, k,
+             int(v), missing_value);
+    }
+    pack_bytes<<<grid, 256, 0, stream>>>(g, n, d, ldg, packed, ldp);
+    check(cudaGetLastError(), "genotype pack launch");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
 
 CudaConfig plan_cuda(const Problem &pb, int device) {
     require_device(device);

@@ -27,4 +27,11 @@ CudaConfig plan_cuda(const Problem &pb, int device);
 // queuing when all three are device memory; else after D is written.
 void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B, void *D);
 
+// apairs_genotype_pack on the device: g and packed device memory of `device` (arguments
+// validated by the caller, except the bytes: a first kernel finds the first bad one,
+// and the call fails, INVALID_VALUE, before the packing kernel runs). Waits for the
+// stream.
+void pack_cuda(int device, void *stream, const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value,
+               uint8_t *packed, int64_t ldp);
+
 }  // namespace apairs::genotype

@@ -173,8 +173,8 @@ void run_host(const Problem &pb, const void *A, const void *B, void *D, int thre
     });
 }
 
-void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value, uint8_t *packed,
-               int64_t ldp, int threads) {
+void check_pack_args(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value,
+                     const uint8_t *packed, int64_t ldp) {
     require(g, "genotypes");
     require(packed, "packed");
     if (missing_value < 3 || missing_value > 255)
@@ -182,6 +182,11 @@ void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t miss
              missing_value);
     require_rows(n, d, ldg, d, "ld_genotypes");
     require_rows(n, d, ldp, packed_bytes(d), "ld_packed");
+}
+
+void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value, uint8_t *packed,
+               int64_t ldp, int threads) {
+    check_pack_args(g, n, d, ldg, missing_value, packed, ldp);
     // Every byte checked before anything is written.
     for (int64_t i = 0; i < n; ++i) {
         const uint8_t *row = g + i * ldg;

@@ -20,7 +20,10 @@ const char *host_kernel_name();
 // D[j][i] is written from D[i][j] (every metric is symmetric, bit for bit).
 void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads);
 
-// apairs_genotype_pack and apairs_genotype_missing_weights (arguments validated here).
+// apairs_genotype_pack's argument checks (all but the bytes), and its host engine;
+// apairs_genotype_missing_weights (arguments validated here).
+void check_pack_args(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value,
+                     const uint8_t *packed, int64_t ldp);
 void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value, uint8_t *packed,
                int64_t ldp, int threads);
 void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t ld, const uint8_t *founders,

@@ -6,6 +6,7 @@
 #include "genotype/planes.hpp"
 #include "host/host.hpp"
 #if APAIRS_HAVE_CUDA
+#include "cuda/device.hpp"
 #include "genotype/cuda.hpp"
 #endif
 
@@ -70,6 +71,24 @@ private:
 
 std::unique_ptr<apairs_plan_s> make_plan(const apairs_context_s &ctx, Problem pb) {
     return std::make_unique<Plan>(ctx, std::move(pb));
+}
+
+void pack(const apairs_context_s &ctx, const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value,
+          uint8_t *packed, int64_t ldp) {
+    check_pack_args(g, n, d, ldg, missing_value, packed, ldp);
+#if APAIRS_HAVE_CUDA
+    const bool dev_g = cuda::is_device_pointer(g), dev_p = cuda::is_device_pointer(packed);
+    if (ctx.backend == APAIRS_BACKEND_CUDA && (dev_g || dev_p)) {
+        if (!dev_g || !dev_p)
+            fail(APAIRS_ERROR_INVALID_POINTER, "{} is device memory but {} is not: pass both on the device or both on "
+                 "the host", dev_g ? "genotypes" : "packed", dev_g ? "packed" : "genotypes");
+        return pack_cuda(ctx.device, ctx.stream, g, n, d, ldg, missing_value, packed, ldp);
+    }
+#endif
+    const void *arrays[] = {g, packed};
+    static const char *const names[] = {"genotypes", "packed"};
+    host::require_host_memory(arrays, names, 2);
+    pack_host(g, n, d, ldg, missing_value, packed, ldp, host::resolve_threads(ctx.host_threads));
 }
 
 }  // namespace apairs::genotype

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "apairs.h"
@@ -85,4 +86,38 @@ TEST_CASE("genotype on CUDA: device-resident arrays give the host backend's bits
                 CHECK(std::memcmp(cu.data(), host.data(), cu.size() * sizeof(double)) == 0);
             }
     }
+}
+
+TEST_CASE("genotype on CUDA: apairs_genotype_pack on the device equals the host's, and refuses bad bytes",
+          "[cuda][genotype]") {
+    std::mt19937_64 rng(std::random_device{}());
+    const int64_t n = 37, d = 1031, ldg = d + 3, ldp = (d + 3) / 4 + 2;
+    std::vector<uint8_t> g(size_t(n * ldg), 0);
+    for (auto &x : g) x = rng() % 10 == 0 ? 200 : uint8_t(rng() % 3);
+    apairs_context_t host = nullptr, cu = nullptr;
+    api_ok(apairs_context_create(&host, APAIRS_BACKEND_HOST, 0));
+    api_ok(apairs_context_create(&cu, APAIRS_BACKEND_CUDA, 0));
+    std::vector<uint8_t> want(size_t(n * ldp), 0x5A), got(size_t(n * ldp), 0);
+    api_ok(apairs_genotype_pack(host, g.data(), n, d, ldg, 200, want.data(), ldp));
+    void *dg = nullptr, *dp = nullptr;
+    cuda_ok(cudaMalloc(&dg, g.size()));
+    cuda_ok(cudaMalloc(&dp, got.size()));
+    cuda_ok(cudaMemcpy(dg, g.data(), g.size(), cudaMemcpyHostToDevice));
+    cuda_ok(cudaMemset(dp, 0x5A, got.size()));
+    api_ok(apairs_genotype_pack(cu, dg, n, d, ldg, 200, dp, ldp));
+    cuda_ok(cudaMemcpy(got.data(), dp, got.size(), cudaMemcpyDeviceToHost));
+    CHECK(got == want);  // the padding bytes (0x5A) untouched on both
+    // A bad byte: INVALID_VALUE naming it, nothing written.
+    g[size_t(30 * ldg + 1000)] = 7;
+    cuda_ok(cudaMemcpy(dg, g.data(), g.size(), cudaMemcpyHostToDevice));
+    cuda_ok(cudaMemset(dp, 0x5A, got.size()));
+    CHECK(apairs_genotype_pack(cu, dg, n, d, ldg, 200, dp, ldp) == APAIRS_ERROR_INVALID_VALUE);
+    CHECK(std::string(apairs_last_error()).find("genotypes[30][1000] = 7") != std::string::npos);
+    cuda_ok(cudaMemcpy(got.data(), dp, got.size(), cudaMemcpyDeviceToHost));
+    for (uint8_t v : got) CHECK(v == 0x5A);
+    // One array on the device, the other on the host.
+    CHECK(apairs_genotype_pack(cu, dg, n, d, ldg, 200, got.data(), ldp) == APAIRS_ERROR_INVALID_POINTER);
+    cudaFree(dg), cudaFree(dp);
+    apairs_context_destroy(host);
+    apairs_context_destroy(cu);
 }
