@@ -113,20 +113,30 @@ inline Fileset read_fileset(const std::string &prefix) {
                     " samples (.fam) and " + std::to_string(fs.variants_in_file) + " variants (.bim) need " +
                     std::to_string(want));
 
-    // Transpose SNP-major to sample-major, four variants (one output byte) at a time.
+    // Transpose SNP-major to sample-major in blocks of 4 variants x 4 samples: a .bed
+    // byte holds 4 samples of one variant, an output byte 4 variants of one sample.
+    // spread[b] moves the code of sample s in byte b to bits 8 s and 8 s + 1, so the four
+    // variants' spreads, shifted by 2 t, OR into the four output bytes at once.
+    static const auto spread = [] {
+        std::vector<uint32_t> t(256);
+        for (uint32_t b = 0; b < 256; ++b)
+            for (int s = 0; s < 4; ++s) t[b] |= ((b >> (2 * s)) & 3u) << (8 * s);
+        return t;
+    }();
     const int64_t m = int64_t(fs.kept.size());
     fs.ld = (m + 3) / 4;
     fs.packed.assign(size_t(fs.samples * fs.ld), 0);
     for (int64_t k0 = 0; k0 < m; k0 += 4) {
         const uint8_t *rows[4];
-        int nk = 0;
-        for (; nk < 4 && k0 + nk < m; ++nk) rows[nk] = &data[size_t(3 + fs.kept[size_t(k0 + nk)] * stride)];
+        for (int t = 0; t < 4; ++t)
+            rows[t] = k0 + t < m ? &data[size_t(3 + fs.kept[size_t(k0 + t)] * stride)] : nullptr;
         uint8_t *out = &fs.packed[size_t(k0 / 4)];
-        for (int64_t i = 0; i < fs.samples; ++i) {
-            const int shift = 2 * int(i % 4);
-            uint8_t v = 0;
-            for (int t = 0; t < nk; ++t) v = uint8_t(v | (((rows[t][i / 4] >> shift) & 3) << (2 * t)));
-            out[i * fs.ld] = v;
+        for (int64_t q = 0; q < stride; ++q) {
+            uint32_t v = 0;
+            for (int t = 0; t < 4; ++t)
+                if (rows[t]) v |= spread[rows[t][q]] << (2 * t);
+            // The .bed pads a variant's last byte with zeros: samples past the end are dropped.
+            for (int64_t s = 0; s < 4 && 4 * q + s < fs.samples; ++s) out[(4 * q + s) * fs.ld] = uint8_t(v >> (8 * s));
         }
     }
     return fs;
