@@ -559,7 +559,7 @@ APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, con
  * exactly 1 (c is then PLINK's integer count). A pair with N = 0 gives NaN (0 * inf):
  * PLINK prints "nan" there.
  *
- * Accuracy: the int32 counts are exact (d <= 2^30). The PLINK metrics are exact
+ * Accuracy: the int32 counts are exact (d < 2^30). The PLINK metrics are exact
  * functions of exact counts, rounded as PLINK rounds them (the same double operations
  * in the same order, so identical to PLINK 1.9's values). As approximations of the
  * real-valued formulas, with u = 2^-53: DISTANCE has relative error <= 2 u (two
@@ -617,7 +617,7 @@ APAIRS_API apairs_status_t apairs_genotype_missing_weights(const void *packed, i
  *  @param[in] metric   an apairs_genotype_metric_e value
  *  @param[in] missing  DISTANCE, IBS, ONE_MINUS_IBS: an apairs_genotype_missing_e value;
  *                      the count metrics: 0
- *  @param[in] n1, n2, d  >= 1; d <= 2^30
+ *  @param[in] n1, n2, d  >= 1; d < 2^30
  *  @param[in] lda, ldb row strides of A and B in bytes, >= ceil(d / 4)
  *  @param[in] ldd      leading dimension of D in elements, >= n2
  *  @param[in] weights  WEIGHTED: d uint32_t weights (copied into the plan) whose sum is

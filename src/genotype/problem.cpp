@@ -21,7 +21,7 @@ void require_rows(int64_t n, int64_t d, int64_t ld, int64_t min_ld, const char *
     require_at_least(n, 1, "n");
     require_at_least(d, 1, "d");
     if (d > kMaxVariants)
-        fail(APAIRS_ERROR_INVALID_VALUE, "d = {}: expected d <= 2^30 (the counts must stay exact in int32)", d);
+        fail(APAIRS_ERROR_INVALID_VALUE, "d = {}: expected d < 2^30 (the counts must stay exact in int32)", d);
     if (ld < min_ld) fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected {} >= {}", ld_name, ld, ld_name, min_ld);
     require_fits(n, ld, 1, "n", ld_name);
 }
@@ -46,7 +46,7 @@ Problem make_problem(int32_t metric, int32_t missing, int64_t n1, int64_t n2, in
     require_at_least(n2, 1, "n2");
     require_at_least(d, 1, "d");
     if (d > kMaxVariants)
-        fail(APAIRS_ERROR_INVALID_VALUE, "d = {}: expected d <= 2^30 (the counts must stay exact in int32)", d);
+        fail(APAIRS_ERROR_INVALID_VALUE, "d = {}: expected d < 2^30 (the counts must stay exact in int32)", d);
     const int64_t row = packed_bytes(d);
     if (lda < row) fail(APAIRS_ERROR_INVALID_VALUE, "lda = {}: expected lda >= ceil(d / 4) = {} bytes", lda, row);
     if (ldb < row) fail(APAIRS_ERROR_INVALID_VALUE, "ldb = {}: expected ldb >= ceil(d / 4) = {} bytes", ldb, row);

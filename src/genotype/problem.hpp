@@ -27,7 +27,7 @@ struct Problem {
 inline int64_t packed_bytes(int64_t d) { return d / 4 + (d % 4 != 0); }
 
 // The largest d: the counts (up to 2 d) stay exact in int32.
-constexpr int64_t kMaxVariants = int64_t(1) << 30;
+constexpr int64_t kMaxVariants = (int64_t(1) << 30) - 1;
 
 const char *metric_name(int32_t metric);  // "hamming", ..., nullptr when unknown
 

@@ -308,7 +308,7 @@ TEST_CASE("genotype: every bad argument gets its status, a message, and writes n
         {APAIRS_GENOTYPE_HAMMING, 0, 0, 5, 37, rb, rb, 5, nullptr, APAIRS_ERROR_INVALID_VALUE, "n1"},
         {APAIRS_GENOTYPE_HAMMING, 0, 5, -1, 37, rb, rb, 5, nullptr, APAIRS_ERROR_INVALID_VALUE, "n2"},
         {APAIRS_GENOTYPE_HAMMING, 0, 5, 5, 0, rb, rb, 5, nullptr, APAIRS_ERROR_INVALID_VALUE, "d"},
-        {APAIRS_GENOTYPE_HAMMING, 0, 5, 5, (int64_t(1) << 30) + 1, int64_t(1) << 29, int64_t(1) << 29, 5, nullptr,
+        {APAIRS_GENOTYPE_HAMMING, 0, 5, 5, int64_t(1) << 30, int64_t(1) << 29, int64_t(1) << 29, 5, nullptr,
          APAIRS_ERROR_INVALID_VALUE, "2^30"},
         {APAIRS_GENOTYPE_HAMMING, 0, 5, 5, 37, rb - 1, rb, 5, nullptr, APAIRS_ERROR_INVALID_VALUE, "lda"},
         {APAIRS_GENOTYPE_HAMMING, 0, 5, 5, 37, rb, rb - 1, 5, nullptr, APAIRS_ERROR_INVALID_VALUE, "ldb"},
