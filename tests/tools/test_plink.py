@@ -45,9 +45,9 @@ def run(args, cwd):
         # PLINK reserves half the machine's memory unless told; under Meson, whose
         # MALLOC_PERTURB_ makes glibc fill every allocation, that costs seconds per run.
         args = args[:1] + ["--memory", "256"] + args[1:]
-    # Nor does PLINK want the ASan runtime a sanitized build preloads for ctypes.
-    drop = ("MALLOC_PERTURB_", "LD_PRELOAD") if args[0] == PLINK else ("MALLOC_PERTURB_",)
-    env = {k: v for k, v in os.environ.items() if k not in drop}
+    # The ASan runtime a sanitized build preloads is for this process's ctypes only: a
+    # sanitized apairs carries its own, and PLINK wants none.
+    env = {k: v for k, v in os.environ.items() if k not in ("MALLOC_PERTURB_", "LD_PRELOAD")}
     return subprocess.run(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
 
 
