@@ -18,6 +18,9 @@
 #include "common/context.hpp"
 #include "common/plan.hpp"
 #include "batched/plan.hpp"
+#include "genotype/host.hpp"
+#include "genotype/plan.hpp"
+#include "host/host.hpp"
 #include "pairwise/plan.hpp"
 #include "twobody/plan.hpp"
 #if APAIRS_HAVE_CUDA
@@ -381,6 +384,39 @@ apairs_status_t apairs_plan_create_knn(apairs_plan_t *plan, apairs_context_t ctx
 apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const void *A, const void *B, int64_t *indices,
                                         void *distances) {
     return guarded(__func__, [&] { execute_twobody(plan, "knn", A, B, nullptr, nullptr, indices, distances, false); });
+apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void *genotypes, int64_t n, int64_t d,
+                                     int64_t ld_genotypes, int32_t missing_value, void *packed, int64_t ld_packed) {
+    return guarded(__func__, [&] {
+        require(ctx, "ctx");
+        apairs::genotype::pack(*ctx, static_cast<const uint8_t *>(genotypes), n, d, ld_genotypes, missing_value,
+                               static_cast<uint8_t *>(packed), ld_packed);
+    });
+}
+
+apairs_status_t apairs_genotype_missing_weights(const void *packed, int64_t n, int64_t d, int64_t ld,
+                                                const void *founders, void *weights) {
+    return guarded(__func__, [&] {
+        apairs::genotype::missing_weights_host(static_cast<const uint8_t *>(packed), n, d, ld,
+                                               static_cast<const uint8_t *>(founders),
+                                               static_cast<uint32_t *>(weights), apairs::host::resolve_threads(0));
+    });
+}
+
+apairs_status_t apairs_plan_create_genotype(apairs_plan_t *plan, apairs_context_t ctx, int32_t metric,
+                                            int32_t missing, int64_t n1, int64_t n2, int64_t d, int64_t lda,
+                                            int64_t ldb, int64_t ldd, const void *weights) {
+    return guarded(__func__, [&] {
+        require(plan, "plan");
+        require(ctx, "ctx");
+        *plan = apairs::genotype::make_plan(
+                    *ctx, apairs::genotype::make_problem(metric, missing, n1, n2, d, lda, ldb, ldd,
+                                                         static_cast<const uint32_t *>(weights)))
+                    .release();
+    });
+}
+
+apairs_status_t apairs_plan_execute_genotype(apairs_plan_t plan, const void *A, const void *B, void *D) {
+    return guarded(__func__, [&] { execute_op(plan, "genotype", {{"A", A}, {"B", B}, {"D", D}}); });
 }
 
 apairs_status_t apairs_plan_describe(apairs_plan_t plan, char *buf, int64_t size, int64_t *length) {

@@ -122,6 +122,20 @@ module apairs
   integer(c_int32_t), parameter :: APAIRS_PAIRS_CROSS = 2
   integer(c_int32_t), parameter :: APAIRS_KNN_MAX_K = 128
 
+  ! Genotype plans (apairs_genotype_metric_e, apairs_genotype_missing_e). A packed
+  ! row is ceil(d / 4) bytes of PLINK .bed codes: pass integer(c_int8_t) arrays with c_loc.
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_HAMMING = 1
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_ALLELE_COUNT = 2
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_IBS0 = 3
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_IBS1 = 4
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_IBS2 = 5
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_NONMISSING = 6
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_DISTANCE = 7
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_IBS = 8
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_ONE_MINUS_IBS = 9
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_MISSING_WEIGHTED = 1
+  integer(c_int32_t), parameter :: APAIRS_GENOTYPE_MISSING_FLAT = 2
+
   ! ---------------------------------------------------------------------------------
   ! The C functions, in the order of apairs.h
   ! ---------------------------------------------------------------------------------
@@ -656,6 +670,62 @@ module apairs
       type(c_ptr), value :: distances
       integer(c_int32_t) :: r
     end function apairs_plan_execute_knn
+
+    function apairs_genotype_pack(ctx, genotypes, n, d, ld_genotypes, missing_value, packed, &
+        ld_packed) bind(C, name="apairs_genotype_pack") result(r)
+      import
+      type(c_ptr), value :: ctx
+      type(c_ptr), value :: genotypes
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: ld_genotypes
+      integer(c_int32_t), value :: missing_value
+      type(c_ptr), value :: packed
+      integer(c_int64_t), value :: ld_packed
+      integer(c_int32_t) :: r
+    end function apairs_genotype_pack
+
+    ! founders may be c_null_ptr (every row is a founder).
+    function apairs_genotype_missing_weights(packed, n, d, ld, founders, weights) &
+        bind(C, name="apairs_genotype_missing_weights") result(r)
+      import
+      type(c_ptr), value :: packed
+      integer(c_int64_t), value :: n
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: ld
+      type(c_ptr), value :: founders
+      type(c_ptr), value :: weights
+      integer(c_int32_t) :: r
+    end function apairs_genotype_missing_weights
+
+    ! weights: c_loc of d integer(c_int32_t) weights (read as uint32) for
+    ! APAIRS_GENOTYPE_MISSING_WEIGHTED, else c_null_ptr.
+    function apairs_plan_create_genotype(plan, ctx, metric, missing, n1, n2, d, lda, ldb, ldd, &
+        weights) bind(C, name="apairs_plan_create_genotype") result(r)
+      import
+      type(c_ptr), intent(out) :: plan
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value :: metric
+      integer(c_int32_t), value :: missing
+      integer(c_int64_t), value :: n1
+      integer(c_int64_t), value :: n2
+      integer(c_int64_t), value :: d
+      integer(c_int64_t), value :: lda
+      integer(c_int64_t), value :: ldb
+      integer(c_int64_t), value :: ldd
+      type(c_ptr), value :: weights
+      integer(c_int32_t) :: r
+    end function apairs_plan_create_genotype
+
+    function apairs_plan_execute_genotype(plan, A, B, D) &
+        bind(C, name="apairs_plan_execute_genotype") result(r)
+      import
+      type(c_ptr), value :: plan
+      type(c_ptr), value :: A
+      type(c_ptr), value :: B
+      type(c_ptr), value :: D
+      integer(c_int32_t) :: r
+    end function apairs_plan_execute_genotype
   end interface
 
   ! C's strlen, for the *_f functions (private).

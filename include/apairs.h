@@ -2,7 +2,8 @@
  * libapairs: all-pairs distances on the GPU and the host, behind a stable C ABI.
  *
  * Read this header top to bottom: versions, status codes and errors, contexts,
- * all-pairs plans, batched plans, two-body statistics plans. Every function returns an
+ * all-pairs plans, batched plans, two-body statistics plans, genotype plans. Every
+ * function returns an
  * apairs_status_t (APAIRS_SUCCESS is 0),
  * checks all of its arguments before it touches memory, and writes nothing when it
  * fails; the per-thread message apairs_last_error() then names the offending
@@ -661,6 +662,134 @@ APAIRS_API apairs_status_t apairs_plan_create_knn(apairs_plan_t *plan, apairs_co
  *  dtype; int32_t for HAMMING on U8): row i holds its k neighbours nearest first. */
 APAIRS_API apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const void *A, const void *B,
                                                    int64_t *indices, void *distances);
+
+/* ------------------------------------------------------------------------ */
+/* Genotype plans: PLINK-style distances on 2-bit packed genotypes           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Packed genotypes. A genotype g is 0, 1 or 2 copies of an allele, or a missing call.
+ * A row (one sample) of d variants takes ceil(d / 4) bytes: variant k lives in byte
+ * k / 4, bits 2 (k % 4) and 2 (k % 4) + 1 (the low bits hold the first variant), as the
+ * two-bit code of PLINK 1's .bed format:
+ *
+ *   code (high bit, low bit)   00        01        10        11
+ *   PLINK 1 .bed meaning       hom. A1   missing   het.      hom. A2
+ *   g (copies of A2)           0         missing   1         2
+ *
+ * so a sample-major .bed (or the transpose of PLINK's SNP-major one) is already this
+ * layout. The bits past variant d - 1 in a row's last byte are never read: any value
+ * is fine. Rows are `ld` bytes apart (ld >= ceil(d / 4); any alignment). Which allele
+ * is counted does not matter: every metric below is unchanged when A1 and A2 swap.
+ *
+ * Metrics, for rows a and b, over the variants k where neither a_k nor b_k is missing
+ * (n_k = 1 there, else 0); N = sum n_k is the number of variants called in both:
+ *
+ *   HAMMING        sum n_k [a_k != b_k]          int32 counts (Payne et al. 2010, with
+ *                                                missing calls excluded per pair)
+ *   ALLELE_COUNT   sum n_k |a_k - b_k|           int32: PLINK's allele-count distance
+ *                                                before any scaling for missing calls
+ *   IBS0           sum n_k [|a_k - b_k| = 2]     int32: the counts behind PLINK's
+ *   IBS1           sum n_k [|a_k - b_k| = 1]     --genome (IBS0 + IBS1 + IBS2 = N)
+ *   IBS2           sum n_k [a_k = b_k]           int32
+ *   NONMISSING     N                             int32
+ *   DISTANCE       PLINK 1.9 `--distance` (allele counts, the .dist file): double
+ *   IBS            PLINK 1.9 `--distance ibs` (the .mibs file): double
+ *   ONE_MINUS_IBS  PLINK 1.9 `--distance 1-ibs` (the .mdist file): double
+ *
+ * The three PLINK metrics scale ALLELE_COUNT (c) for the variants missing in a or b, as
+ * PLINK 1.9 does, operation for operation in double precision, so that the values are
+ * PLINK's bit for bit (and its files, printed, byte for byte):
+ *   DISTANCE       s = c * scale
+ *   IBS            1 - s * (0.5 / d)
+ *   ONE_MINUS_IBS  s * (0.5 / d)
+ * with, per `missing` (apairs_genotype_missing_e):
+ *   FLAT      scale = d / N                       (PLINK's `flat-missing`)
+ *   WEIGHTED  scale = W / (W - w_miss(a, b))      (PLINK 1.9's default)
+ * where w_k are per-variant weights (uint32), W = sum w_k and w_miss(a, b) the sum of w_k
+ * over the variants missing in a or in b. PLINK 1.9 weights a missing call by the
+ * distance it would expect there under Hardy-Weinberg: w_k proportional to
+ * f (1 - f) (f^2 - f + 1) for the allele frequency f of variant k among the founders (and
+ * 1 when f = 1, 0 when f = 0), rounded to integers that sum to just under 2^32;
+ * apairs_genotype_missing_weights computes them. When no call is missing both scales are
+ * exactly 1 (c is then PLINK's integer count). A pair with N = 0 gives NaN (0 * inf):
+ * PLINK prints "nan" there.
+ *
+ * Accuracy: the int32 counts are exact (d < 2^30). The PLINK metrics are exact
+ * functions of exact counts, rounded as PLINK rounds them (the same double operations
+ * in the same order, so identical to PLINK 1.9's values). As approximations of the
+ * real-valued formulas, with u = 2^-53: DISTANCE has relative error <= 2 u (two
+ * roundings), IBS and ONE_MINUS_IBS (values in [0, 1]) absolute error <= 5 u.
+ */
+enum apairs_genotype_metric_e {
+    APAIRS_GENOTYPE_HAMMING = 1,
+    APAIRS_GENOTYPE_ALLELE_COUNT = 2,
+    APAIRS_GENOTYPE_IBS0 = 3,
+    APAIRS_GENOTYPE_IBS1 = 4,
+    APAIRS_GENOTYPE_IBS2 = 5,
+    APAIRS_GENOTYPE_NONMISSING = 6,
+    APAIRS_GENOTYPE_DISTANCE = 7,
+    APAIRS_GENOTYPE_IBS = 8,
+    APAIRS_GENOTYPE_ONE_MINUS_IBS = 9
+};
+
+enum apairs_genotype_missing_e {
+    APAIRS_GENOTYPE_MISSING_WEIGHTED = 1, /* PLINK 1.9's default scaling: needs weights */
+    APAIRS_GENOTYPE_MISSING_FLAT = 2      /* PLINK's flat-missing: scale by d / N */
+};
+
+/** Pack rows of genotype bytes into the 2-bit layout above.
+ *  @param[in]  ctx       the context: HOST packs host arrays with its threads; CUDA
+ *                        packs on its device (stream; the call waits for it) when both
+ *                        arrays are device memory of that device, on the host when both
+ *                        are host memory (INVALID_POINTER when one is and one is not)
+ *  @param[in]  genotypes n x d bytes, row i at genotypes + i * ld_genotypes; each 0, 1,
+ *                        2 or `missing_value`
+ *  @param[in]  n, d      rows and variants, >= 1
+ *  @param[in]  ld_genotypes  >= d
+ *  @param[in]  missing_value the byte that marks a missing call: 3 to 255
+ *  @param[out] packed    n rows of ld_packed bytes; the first ceil(d / 4) bytes of each row
+ *                        are written (the unused high bits of the last one as 0), the rest
+ *                        left alone
+ *  @param[in]  ld_packed >= ceil(d / 4)
+ *  Any byte that is not 0, 1, 2 or missing_value fails the call with INVALID_VALUE (naming
+ *  the row, the variant and the value) before anything is written. */
+APAIRS_API apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void *genotypes, int64_t n, int64_t d,
+                                                int64_t ld_genotypes, int32_t missing_value, void *packed,
+                                                int64_t ld_packed);
+
+/** PLINK 1.9's missing-call weights of d variants from n packed rows (host memory):
+ *  f the frequency of allele A2 among the rows i with founders[i] != 0 (all rows when
+ *  founders is NULL; 0.5 when none is called), then weights[k] as described above.
+ *  @param[in]  founders  NULL, or n bytes (0: not a founder)
+ *  @param[out] weights   d uint32_t values, written only on success
+ *  Fails with INVALID_VALUE when every weight is 0 (no variant is polymorphic): the
+ *  WEIGHTED scaling is then undefined. */
+APAIRS_API apairs_status_t apairs_genotype_missing_weights(const void *packed, int64_t n, int64_t d, int64_t ld,
+                                                           const void *founders, void *weights);
+
+/** Plan genotype distances D[i][j] = F(A[i], B[j]) between n1 packed rows A and n2 packed
+ *  rows B (D int32_t for the count metrics, double for DISTANCE, IBS and ONE_MINUS_IBS).
+ *  @param[in] metric   an apairs_genotype_metric_e value
+ *  @param[in] missing  DISTANCE, IBS, ONE_MINUS_IBS: an apairs_genotype_missing_e value;
+ *                      the count metrics: 0
+ *  @param[in] n1, n2, d  >= 1; d < 2^30
+ *  @param[in] lda, ldb row strides of A and B in bytes, >= ceil(d / 4)
+ *  @param[in] ldd      leading dimension of D in elements, >= n2
+ *  @param[in] weights  WEIGHTED: d uint32_t weights (copied into the plan) whose sum is
+ *                      positive and below 2^32; otherwise ignored (pass NULL)
+ *  Fails with NULL_POINTER, INVALID_VALUE, OVERFLOW, UNKNOWN_ENUM, and on CUDA with
+ *  BACKEND_UNAVAILABLE or DEVICE. Both backends give the same bits. */
+APAIRS_API apairs_status_t apairs_plan_create_genotype(apairs_plan_t *plan, apairs_context_t ctx, int32_t metric,
+                                                       int32_t missing, int64_t n1, int64_t n2, int64_t d,
+                                                       int64_t lda, int64_t ldb, int64_t ldd, const void *weights);
+
+/** Execute a genotype plan: D[i][j] for all i < n1, j < n2 (B may be A). Only the
+ *  n1 x n2 entries of D are written. Memory as apairs_plan_execute: host memory on the
+ *  HOST backend; on CUDA each of A, B, D device or host memory (staged; the call returns
+ *  after queuing when all three are device memory). CUDA also allocates, in stream
+ *  order, 12 bytes per 32 variants per row of A and of B (their bit planes). */
+APAIRS_API apairs_status_t apairs_plan_execute_genotype(apairs_plan_t plan, const void *A, const void *B, void *D);
 
 #ifdef __cplusplus
 }

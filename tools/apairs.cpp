@@ -26,10 +26,12 @@
 
 #include "npy.hpp"
 #include "output_file.hpp"
+#include "plink.hpp"
 
 namespace {
 
 const char *kUsage = R"(usage: apairs [options] [A.npy [B.npy]]
+       apairs --bfile PREFIX --distance [MODIFIERS...] [--out PREFIX] [options]
 
 Computes D[i][j] = F(A[i,:], B[j,:]) for every row i of A and every row j of B with
 libapairs, and writes D as a .npy file. B defaults to A (the same array is passed as
@@ -41,6 +43,25 @@ big-endian data are refused with a message.
 With no input file, apairs makes a synthetic demo set and says so: 4096 x 128 float32
 points uniform in [0, 1), or, for --metric hamming, 4096 x 128 uint8 genotypes (0, 1
 or 2, uniform), from a fixed seed (--seed), so that every run computes the same D.
+
+PLINK mode (--bfile): reads a PLINK 1 fileset (PREFIX.bed in SNP-major mode, .bim,
+.fam) and writes what PLINK 1.9's `--distance` writes, byte for byte: the same words
+on apairs give the same files.
+  --bfile PREFIX   the fileset
+  --distance MODS  any of: square | square0 | triangle (the shape, default triangle),
+                   allele-ct (OUT.dist: allele-count distances, the default when
+                   neither ibs nor 1-ibs is given), ibs (OUT.mibs: IBS similarity),
+                   1-ibs (OUT.mdist: 1 - IBS), flat-missing (scale for missing calls
+                   by d / N instead of PLINK 1.9's weighted default; see apairs.h),
+                   npy (also OUT.dist.npy, OUT.mibs.npy, OUT.mdist.npy: the full
+                   square matrices as float64). Each file comes with its .id file
+                   (FID and IID per line). bin, bin4 and gz are not supported.
+  --out PREFIX     output prefix (default plink)
+Variants on X, Y and MT are left out, as PLINK does; missing-call weights are
+computed from the founders' allele frequencies (both parents 0 in the .fam). All
+files appear whole or not at all: a malformed fileset (bad magic bytes, an
+individual-major .bed, a .bed whose size does not match the .bim and .fam) writes
+nothing. --backend and --threads apply; the other options do not.
 
 Options:
   --metric M       l1 | l2 | sqeuclidean | lp | linf | dot | cosine | hamming
@@ -100,6 +121,10 @@ struct Options {
     std::string dtype;  // synthetic set; empty: by metric
     uint64_t seed = 42;
     std::vector<std::string> inputs;
+    // PLINK mode
+    std::string bfile, out_prefix = "plink";
+    bool have_distance = false, have_out = false;
+    std::vector<std::string> distance;  // --distance modifiers
 };
 
 // Every error is thrown as a Failure and reported by main, which returns 1, so that
@@ -161,6 +186,11 @@ Options parse_args(int argc, char **argv) {
             only_positional = true;
             continue;
         }
+        if (a == "--distance") {  // PLINK's syntax: modifiers follow as separate words
+            o.have_distance = true;
+            while (i + 1 < argc && argv[i + 1][0] != '-') o.distance.push_back(argv[++i]);
+            continue;
+        }
         if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             std::exit(0);
@@ -184,7 +214,7 @@ Options parse_args(int argc, char **argv) {
         }
         static const char *with_value[] = {"--metric", "--p",      "--backend", "--device", "--occupancy",
                                            "--threads", "-o",      "--output",  "--n",      "--d",
-                                           "--dtype",  "--seed"};
+                                           "--dtype",  "--seed",   "--bfile",   "--out"};
         bool known = false;
         for (const char *w : with_value) known = known || name == w;
         if (!known) usage_error(fmt::format("unknown option '{}'", a));
@@ -217,12 +247,21 @@ Options parse_args(int argc, char **argv) {
             o.d = parse_int(name, value, 1, int64_t(1) << 40);
         } else if (name == "--dtype") {
             o.dtype = value;
+        } else if (name == "--bfile") {
+            o.bfile = value;
+        } else if (name == "--out") {
+            o.out_prefix = value;
+            o.have_out = true;
         } else if (name == "--seed") {
             o.seed = static_cast<uint64_t>(parse_int(name, value, 0, std::numeric_limits<int64_t>::max()));
         }
     }
     if (o.inputs.size() > 2)
         usage_error(fmt::format("at most two input files (A and B), got {}", o.inputs.size()));
+    if (o.bfile.empty() && (o.have_distance || o.have_out))
+        usage_error("--distance and --out go with --bfile PREFIX");
+    if (!o.bfile.empty() && !o.have_distance) usage_error("--bfile needs --distance (the only PLINK command apairs runs)");
+    if (!o.bfile.empty() && !o.inputs.empty()) usage_error("--bfile takes no .npy input files");
     return o;
 }
 
@@ -337,7 +376,163 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The plan's one-line description (apairs_plan_describe).
+std::string describe(apairs_plan_t plan) {
+    int64_t len = 0;
+    CHECK_API(apairs_plan_describe, plan, nullptr, 0, &len);
+    std::string desc(static_cast<std::size_t>(len) + 1, '\0');
+    CHECK_API(apairs_plan_describe, plan, &desc[0], len + 1, nullptr);
+    desc.resize(static_cast<std::size_t>(len));
+    return desc;
+}
+
+// ---- PLINK mode: apairs --bfile PREFIX --distance ... -----------------------------
+
+struct DistanceRequest {
+    enum Shape { Triangle, Square, Square0 } shape = Triangle;
+    bool alct = false, ibs = false, one_minus_ibs = false, flat = false, npy = false;
+};
+
+DistanceRequest parse_distance(const std::vector<std::string> &mods) {
+    DistanceRequest r;
+    int shapes = 0;
+    for (const std::string &m : mods) {
+        if (m == "square") r.shape = DistanceRequest::Square, ++shapes;
+        else if (m == "square0") r.shape = DistanceRequest::Square0, ++shapes;
+        else if (m == "triangle") r.shape = DistanceRequest::Triangle, ++shapes;
+        else if (m == "allele-ct") r.alct = true;
+        else if (m == "ibs") r.ibs = true;
+        else if (m == "1-ibs") r.one_minus_ibs = true;
+        else if (m == "flat-missing") r.flat = true;
+        else if (m == "npy") r.npy = true;
+        else if (m == "bin" || m == "bin4" || m == "gz")
+            usage_error(fmt::format("--distance {}: not supported by apairs (text and npy only)", m));
+        else usage_error(fmt::format("--distance: unknown modifier '{}'", m));
+    }
+    if (shapes > 1) usage_error("--distance: square, square0 and triangle are exclusive");
+    if (!r.ibs && !r.one_minus_ibs) r.alct = true;
+    return r;
+}
+
+// One output of --distance: which metric, its file suffix, and PLINK's diagonal.
+struct DistanceOutput {
+    int32_t metric;
+    const char *suffix;   // "dist", "mibs", "mdist"
+    const char *diagonal; // what PLINK prints on the diagonal
+};
+
+// PLINK 1.9's text for one matrix in one shape: tab-separated, rows ending in '\n'.
+// triangle: the pairs j < i (the IBS similarity also prints its diagonal 1), so the
+// distance files have no row for the first sample; square0: the lower triangle, the
+// diagonal, and zeros above it.
+void write_distance_text(apairs_tools::OutputFile &out, const double *D, int64_t n, DistanceRequest::Shape shape,
+                         const DistanceOutput &what) {
+    const bool similarity = what.metric == APAIRS_GENOTYPE_IBS;
+    std::string line;
+    for (int64_t i = 0; i < n; ++i) {
+        line.clear();
+        for (int64_t j = 0; j < i; ++j) {
+            if (j) line += '\t';
+            plink::append_g(line, D[i * n + j]);
+        }
+        if (shape == DistanceRequest::Triangle) {
+            if (similarity) line += i ? "\t1" : "1";
+            else if (i == 0) continue;
+        } else {
+            line += i ? "\t" : "";
+            line += what.diagonal;
+            for (int64_t j = i + 1; j < n; ++j) {
+                line += '\t';
+                if (shape == DistanceRequest::Square0) line += '0';
+                else plink::append_g(line, D[i * n + j]);
+            }
+        }
+        line += '\n';
+        out.write(line);
+    }
+}
+
+int run_plink(const Options &o) {
+    const DistanceRequest req = parse_distance(o.distance);
+    const int32_t backend = backend_id(o.backend);
+    std::vector<DistanceOutput> outputs;
+    if (req.alct) outputs.push_back({APAIRS_GENOTYPE_DISTANCE, "dist", "0"});
+    if (req.ibs) outputs.push_back({APAIRS_GENOTYPE_IBS, "mibs", "1"});
+    if (req.one_minus_ibs) outputs.push_back({APAIRS_GENOTYPE_ONE_MINUS_IBS, "mdist", "0"});
+
+    // Every output's temporary file first: a bad --out fails before any work, and a
+    // failure anywhere leaves none of them.
+    std::vector<std::unique_ptr<apairs_tools::OutputFile>> text, ids, npys;
+    for (const DistanceOutput &w : outputs) {
+        const std::string base = o.out_prefix + "." + w.suffix;
+        text.push_back(std::make_unique<apairs_tools::OutputFile>(base));
+        ids.push_back(std::make_unique<apairs_tools::OutputFile>(base + ".id"));
+        if (req.npy) npys.push_back(std::make_unique<apairs_tools::OutputFile>(base + ".npy"));
+    }
+
+    fmt::print("libapairs {}\n", apairs_version_string());
+    const auto t_read = std::chrono::steady_clock::now();
+    plink::Fileset fs;
+    try {
+        fs = plink::read_fileset(o.bfile);
+    } catch (const plink::Error &e) {
+        fail(e.what());
+    } catch (const std::bad_alloc &) {
+        fail("out of host memory reading the fileset");
+    }
+    const int64_t n = fs.samples, d = int64_t(fs.kept.size());
+    fmt::print("input: {}: {} samples, {} variants ({} left out: X, Y, MT), read in {:.3f} ms\n", o.bfile, n,
+               fs.variants_in_file, fs.variants_in_file - d, ms_since(t_read));
+
+    apairs_context_t raw_ctx = nullptr;
+    CHECK_API(apairs_context_create, &raw_ctx, backend, o.device);
+    std::unique_ptr<apairs_context_s, ContextDeleter> ctx(raw_ctx);
+    if (o.have_threads) CHECK_API(apairs_context_set_option, ctx.get(), APAIRS_OPTION_HOST_THREADS, o.threads);
+
+    const int32_t missing = req.flat ? APAIRS_GENOTYPE_MISSING_FLAT : APAIRS_GENOTYPE_MISSING_WEIGHTED;
+    std::vector<uint32_t> weights;
+    if (!req.flat) {
+        const auto t0 = std::chrono::steady_clock::now();
+        weights.resize(size_t(d));
+        CHECK_API(apairs_genotype_missing_weights, fs.packed.data(), n, d, fs.ld, fs.founders.data(), weights.data());
+        fmt::print("missing-call weights (PLINK 1.9's, from the founders): {:.3f} ms\n", ms_since(t0));
+    }
+    std::vector<double> D;
+    try {
+        D.resize(size_t(n) * size_t(n));
+    } catch (const std::bad_alloc &) {
+        fail(fmt::format("out of host memory allocating D ({} x {} float64)", n, n));
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+        const auto t0 = std::chrono::steady_clock::now();
+        apairs_plan_t raw_plan = nullptr;
+        CHECK_API(apairs_plan_create_genotype, &raw_plan, ctx.get(), outputs[k].metric, missing, n, n, d, fs.ld, fs.ld,
+                  n, req.flat ? nullptr : weights.data());
+        std::unique_ptr<apairs_plan_s, PlanDeleter> plan(raw_plan);
+        if (k == 0) fmt::print("plan: {}\n", describe(plan.get()));
+        CHECK_API(apairs_plan_execute_genotype, plan.get(), fs.packed.data(), fs.packed.data(), D.data());
+        const double exec_ms = ms_since(t0);
+        // PLINK prints its diagonal as a constant: so do the .npy files.
+        for (int64_t i = 0; i < n; ++i) D[size_t(i * n + i)] = outputs[k].metric == APAIRS_GENOTYPE_IBS ? 1.0 : 0.0;
+        const auto t1 = std::chrono::steady_clock::now();
+        write_distance_text(*text[k], D.data(), n, req.shape, outputs[k]);
+        std::string id;
+        for (int64_t i = 0; i < n; ++i) id += fs.fid[size_t(i)] + "\t" + fs.iid[size_t(i)] + "\n";
+        ids[k]->write(id);
+        if (req.npy) npy::write(*npys[k], npy::Type::F64, n, n, D.data());
+        fmt::print("{}.{}: computed in {:.3f} ms, written in {:.3f} ms\n", o.out_prefix, outputs[k].suffix, exec_ms,
+                   ms_since(t1));
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+        text[k]->commit();
+        ids[k]->commit();
+        if (req.npy) npys[k]->commit();
+    }
+    return 0;
+}
+
 int run(const Options &o) {
+    if (!o.bfile.empty()) return run_plink(o);
     const int32_t metric = metric_id(o.metric);
     const int32_t backend = backend_id(o.backend);
     double p = 0;
@@ -422,12 +617,7 @@ int run(const Options &o) {
     CHECK_API(apairs_plan_create_pairwise, &raw_plan, ctx.get(), metric, p, dtype, n1, n2, d, d, d, n2);
     const double plan_ms = ms_since(t_plan);
     std::unique_ptr<apairs_plan_s, PlanDeleter> plan(raw_plan);
-    int64_t len = 0;
-    CHECK_API(apairs_plan_describe, plan.get(), nullptr, 0, &len);
-    std::string desc(static_cast<std::size_t>(len) + 1, '\0');
-    CHECK_API(apairs_plan_describe, plan.get(), &desc[0], len + 1, nullptr);
-    desc.resize(static_cast<std::size_t>(len));
-    fmt::print("plan: {}\n", desc);
+    fmt::print("plan: {}\n", describe(plan.get()));
 
     // Output buffer
     const npy::Type out_type = dtype == APAIRS_DTYPE_U8 ? npy::Type::I32 : A.type;

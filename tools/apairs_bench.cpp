@@ -114,8 +114,20 @@ in G pairs/s. The '#' line: histogram slots adding up to N(N-1)/2 exactly, the c
 within 5% of its expectation for the unit cube, three kNN rows against a long-double
 brute force. Outputs in device memory on CUDA, host memory on the host.
 
+Genotype suite (--suite genotype): PLINK 1.9's --distance on packed genotypes, A = B,
+0/1/2 drawn from a per-variant frequency; host: n = 2000 samples x d = 100000 variants
+(the symmetric path); CUDA: 8192 x 8192, d = 4096, device-resident packed rows and D,
+CUDA events (the plane conversion kernel included), median of 5 after 2 warm-ups:
+  apairs genotype distance            no missing call (plink --distance square)
+  apairs genotype ibs 5% missing      5 % missing calls, PLINK's weighted scaling
+  apairs genotype ibs flat 5% missing the same, flat-missing
+rate = n * n * d / time in T pair-genotypes/s; the '#' line checks 16 entries exactly
+against a count from the bytes. Compare with PLINK 1.9 on the same shape:
+  plink --dummy 2000 100000 --make-bed --out big
+  plink --bfile big --distance square --threads 2     (and apairs --bfile ... the same)
+
 Options:
-  --suite S        pairwise (default) | batched | stats | all
+  --suite S        pairwise (default) | batched | stats | genotype | all
   --copy-gbs X     the device's copy bandwidth in GB/s (read + write bytes per second)
                    for the batched suite's bandwidth-bound fraction; default: measured
                    here with a 1 GiB device-to-device cudaMemcpy timed by CUDA events
@@ -1307,6 +1319,96 @@ Row run_stats_case(const StatsCase &c, apairs_context_t ctx, const Settings &st)
 }
 
 
+// ---------------------------------------------------------------------------------
+// The genotype suite: apairs_plan_execute_genotype on a packed cohort, A = B.
+
+struct GenoCase {
+    std::string name;
+    int32_t metric, missing;
+    int64_t n, d;
+    double miss;
+    std::string shape() const { return fmt::format("{}x{} d={}", n, n, d); }
+};
+
+std::vector<GenoCase> make_geno_cases(bool quick, bool host) {
+    // Host: PLINK's comparison shape; CUDA: the 8192 x 8192, d = 4096.
+    const int64_t n = host ? (quick ? 1000 : 2000) : (quick ? 4096 : 8192),
+                  d = host ? (quick ? 20000 : 100000) : 4096;
+    return {{"apairs genotype distance", APAIRS_GENOTYPE_DISTANCE, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.0},
+            {"apairs genotype ibs 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.05},
+            {"apairs genotype ibs flat 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_FLAT, n, d, 0.05}};
+}
+
+Row run_geno_case(const GenoCase &c, apairs_context_t ctx, const Settings &st) {
+    Row row{c.name, c.shape(), 0, 0, "", "", "genotype", "T pair-genotypes/s"};
+    const int reps = st.reps > 0 ? st.reps : st.cuda ? 5 : st.quick ? 1 : 3, warm = st.cuda ? 2 : st.quick ? 0 : 1;
+    // 0/1/2 from a per-variant frequency, 255 = missing.
+    std::vector<uint8_t> g(std::size_t(c.n * c.d));
+    for (int64_t i = 0; i < c.n; ++i)
+        for (int64_t k = 0; k < c.d; ++k) {
+            const uint64_t h = draw(kSeedA, uint64_t(i * c.d + k)), f = draw(kSeedB, uint64_t(k)) >> 32;
+            const bool missing = double(h >> 40) * 0x1p-24 < c.miss;
+            g[std::size_t(i * c.d + k)] =
+                missing ? 255 : uint8_t(((h & 0xffffffffu) < f) + (((h >> 8) & 0xffffffffu) < f));
+        }
+    const int64_t ld = (c.d + 3) / 4;
+    std::vector<uint8_t> packed(std::size_t(c.n * ld));
+    API(apairs_genotype_pack, ctx, g.data(), c.n, c.d, c.d, 255, packed.data(), ld);
+    std::vector<uint32_t> w(std::size_t(c.d));
+    API(apairs_genotype_missing_weights, packed.data(), c.n, c.d, ld, nullptr, w.data());
+    PlanHolder plan;
+    API(apairs_plan_create_genotype, &plan.p, ctx, c.metric, c.missing, c.n, c.n, c.d, ld, ld, c.n, w.data());
+    row.plan = describe(plan.p);
+    std::vector<double> D(std::size_t(c.n * c.n), std::nan(""));
+    std::vector<double> ts;
+    if (!st.cuda) {
+        ts = time_calls(
+            false, warm, reps,
+            [&] { API(apairs_plan_execute_genotype, plan.p, packed.data(), packed.data(), D.data()); }, [] {});
+    } else {
+#if APAIRS_BENCH_CUDA
+        // Device-resident packed rows and D: execute queues its kernels (the plane
+        // conversion included) and returns; CUDA events around each call.
+        DevBuf dG(packed.size()), dD(D.size() * sizeof(double));
+        CU(cudaMemcpy(dG.p, packed.data(), packed.size(), cudaMemcpyHostToDevice));
+        CU(cudaMemset(dD.p, 0xff, dD.bytes));
+        ts = time_calls(true, warm, reps, [&] { API(apairs_plan_execute_genotype, plan.p, dG.p, dG.p, dD.p); },
+                        [] {});
+        CU(cudaMemcpy(D.data(), dD.p, dD.bytes, cudaMemcpyDeviceToHost));
+#else
+        die("this apairs_bench was built without CUDA");
+#endif
+    }
+    row.ms = median(ts);
+    row.rate = double(c.n) * double(c.n) * double(c.d) / row.ms / 1e9;
+    // Spot check: the allele count and the weights missing in either, from the bytes.
+    uint64_t W = 0;
+    for (uint32_t x : w) W += x;
+    int bad = 0;
+    for (int s = 0; s < 16; ++s) {
+        const int64_t i = int64_t(draw(s, 1) % uint64_t(c.n)), j = int64_t(draw(s, 2) % uint64_t(c.n));
+        uint64_t alct = 0, nm = 0;
+        uint32_t wmiss = 0;
+        for (int64_t k = 0; k < c.d; ++k) {
+            const uint8_t a = g[std::size_t(i * c.d + k)], b = g[std::size_t(j * c.d + k)];
+            if (a == 255 || b == 255) {
+                wmiss += w[std::size_t(k)];
+                continue;
+            }
+            ++nm;
+            alct += uint64_t(a > b ? a - b : b - a);
+        }
+        const double sc = c.missing == APAIRS_GENOTYPE_MISSING_FLAT
+                              ? (double(c.d) / double(nm)) * double(alct)
+                              : (double(W) / double(uint32_t(uint32_t(W) - wmiss))) * double(alct);
+        const double want = c.metric == APAIRS_GENOTYPE_IBS ? 1.0 - sc * (0.5 / double(c.d)) : sc;
+        bad += !(D[std::size_t(i * c.n + j)] == want);
+    }
+    row.check = bad ? fmt::format("CHECK FAILED: {} of 16 entries differ from the count", bad)
+                    : std::string("check: 16 entries exact");
+    return row;
+}
+
 int main(int argc, char **argv) {
     apairs_tools::ignore_sigxfsz();  // a file-size limit: the --json write fails with EFBIG, reported
     std::string backend, json, suite = "pairwise";
@@ -1340,8 +1442,10 @@ int main(int argc, char **argv) {
             return 0;
         } else if (a == "--suite") {
             suite = need("--suite");
-            if (suite != "pairwise" && suite != "batched" && suite != "stats" && suite != "all") {
-                fmt::print(stderr, "apairs_bench: --suite: '{}' (expected pairwise, batched, stats or all)\n", suite);
+            if (suite != "pairwise" && suite != "batched" && suite != "stats" && suite != "genotype" &&
+                suite != "all") {
+                fmt::print(stderr, "apairs_bench: --suite: '{}' (expected pairwise, batched, stats, genotype or all)\n",
+                           suite);
                 return 1;
             }
         } else if (a == "--copy-gbs") {
@@ -1398,7 +1502,7 @@ int main(int argc, char **argv) {
 #endif
 
     const bool run_pairwise = suite == "pairwise" || suite == "all", run_batched = suite == "batched" || suite == "all",
-               run_stats = suite == "stats" || suite == "all";
+               run_stats = suite == "stats" || suite == "all", run_genotype = suite == "genotype" || suite == "all";
     auto keep = [&](const std::string &name, const std::string &shape) {
         bool k = only.empty();
         for (const std::string &s : only)
@@ -1417,13 +1521,19 @@ int main(int argc, char **argv) {
     if (run_stats)
         for (const StatsCase &c : make_stats_cases(quick, !st.cuda))
             if (keep(c.name, c.shape())) stats_cases.push_back(c);
+    std::vector<GenoCase> geno_cases;
+    if (run_genotype)
+        for (const GenoCase &c : make_geno_cases(quick, !st.cuda))
+            if (keep(c.name, c.shape())) geno_cases.push_back(c);
     if (list) {
         for (const Case &c : cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         for (const BatchCase &c : batch_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         for (const StatsCase &c : stats_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
+        for (const GenoCase &c : geno_cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
         return 0;
     }
-    if (cases.empty() && batch_cases.empty() && stats_cases.empty()) die("no case matches --only");
+    if (cases.empty() && batch_cases.empty() && stats_cases.empty() && geno_cases.empty())
+        die("no case matches --only");
 
     // The --json file's temporary file, before any case runs: a bad path fails now. It
     // is removed on every error path (die() and std::exit included: output_file.hpp).
@@ -1520,6 +1630,7 @@ int main(int argc, char **argv) {
             report(c.name, c.shape(), [&] { return run_batch_case(c, ctx, st, copy_gbs); });
     }
     for (const StatsCase &c : stats_cases) report(c.name, c.shape(), [&] { return run_stats_case(c, ctx, st); });
+    for (const GenoCase &c : geno_cases) report(c.name, c.shape(), [&] { return run_geno_case(c, ctx, st); });
     if (json_out) write_json(*json_out, device, backend, rows);
     return failures ? 1 : 0;
 }

@@ -4,7 +4,8 @@
 # that needs no password); elsewhere it lists what to install by hand and fails.
 #
 #   tools/install-deps.sh               build, tests (meson, ninja, a C/C++ compiler,
-#                                       fmt, Catch2, Python 3, nm; gfortran if it can)
+#                                       fmt, Catch2, Python 3, nm; gfortran if it can;
+#                                       PLINK 1.9, the oracle of the genotype tests)
 #   tools/install-deps.sh --sanitizers  also clang and its sanitizer and libFuzzer
 #                                       runtimes (the sanitizer builds of .ci/run)
 #
@@ -39,6 +40,7 @@ if have_cmd dpkg-query >/dev/null 2>&1; then
   need libfmt-dev have_deb libfmt-dev
   need catch2 have_deb catch2
   need gfortran have_cmd gfortran
+  need plink1.9 have_cmd plink1.9
 else
   need 'fmt (headers, pkg-config file)' have_pc fmt
   need 'Catch2 (2.13 or 3.x)' have_pc catch2

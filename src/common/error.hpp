@@ -11,12 +11,7 @@
 #include <fmt/format.h>
 
 #include "apairs.h"
-
-#if defined(__CUDACC__)
-#define APAIRS_HD __host__ __device__ __forceinline__
-#else
-#define APAIRS_HD inline
-#endif
+#include "common/hd.hpp"
 
 namespace apairs {
 

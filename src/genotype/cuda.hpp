@@ -1,0 +1,37 @@
+// The genotype CUDA engine as the plan sees it: plain C++, no CUDA types. Only built
+// when the `cuda` option is on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "genotype/problem.hpp"
+
+namespace apairs::genotype {
+
+// Block 32 x kCudaRowsPerBlock threads, each owning kCudaSubtiles rows of A against one
+// row of B: tiles of (kCudaRowsPerBlock * kCudaSubtiles) x 32 pairs; slices of
+// kCudaSliceWords 32-bit words of the three planes staged in shared memory.
+constexpr int kCudaRowsPerBlock = 8, kCudaSubtiles = 4, kCudaSliceWords = 32;
+
+struct CudaConfig {
+    int device = 0;
+    std::string device_name;
+    int sm_count = 0, regs_per_thread = 0;
+    int64_t grid = 0;
+};
+
+CudaConfig plan_cuda(const Problem &pb, int device);
+
+// A, B (packed rows) and D may each be device or host memory (staged). Returns after
+// queuing when all three are device memory; else after D is written.
+void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B, void *D);
+
+// apairs_genotype_pack on the device: g and packed device memory of `device` (arguments
+// validated by the caller, except the bytes: a first kernel finds the first bad one,
+// and the call fails, INVALID_VALUE, before the packing kernel runs). Waits for the
+// stream.
+void pack_cuda(int device, void *stream, const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value,
+               uint8_t *packed, int64_t ldp);
+
+}  // namespace apairs::genotype

@@ -1,0 +1,119 @@
+// One small functor per genotype metric, shared by the host engines (scalar and
+// AVX-512) and the CUDA engine.
+//
+// The engines hold each packed row as three bit planes over 64-variant words (32 on CUDA)
+// (planes.hpp): x = [g >= 1], y = [g == 2], m = [called]; x and y are 0 where the call is
+// missing. g = x + y (a thermometer code), so |g_a - g_b| = (x_a ^ x_b) + (y_a ^ y_b).
+// A metric M is
+//   kCounts                        how many counts per pair it accumulates (1 or 2)
+//   step(C *c, xa, ya, ma, xb, yb, mb)  adds one word's (or one vector's) counts; W is
+//                                  the word type (uint64_t, or an engine's vector type
+//                                  with &, |, ^, ~ and a popc() found by lookup), C what
+//                                  popc(W) returns
+//   out_t finish(const uint32_t *c, uint32_t den)  the value of D; den is the weighted
+//                                  denominator W - w_miss(a, b) (WEIGHTED metrics only)
+#pragma once
+
+#include <cstdint>
+
+#include "common/hd.hpp"
+
+namespace apairs::genotype::metric {
+
+APAIRS_HD uint32_t popc(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<uint32_t>(__popc(x));
+#else
+    return static_cast<uint32_t>(__builtin_popcount(x));
+#endif
+}
+
+APAIRS_HD uint32_t popc(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<uint32_t>(__popcll(x));
+#else
+    return static_cast<uint32_t>(__builtin_popcountll(x));
+#endif
+}
+
+// What every count metric shares: one count, written as int32.
+struct Count {
+    using out_t = int32_t;
+    static constexpr int kCounts = 1;
+    APAIRS_HD out_t finish(const uint32_t *c, uint32_t) const { return static_cast<out_t>(c[0]); }
+};
+
+// Differing genotypes.
+struct Hamming : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
+        c[0] += popc(((xa ^ xb) | (ya ^ yb)) & (ma & mb));
+    }
+};
+
+// sum |g_a - g_b|.
+struct AlleleCount : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
+        const W m = ma & mb;
+        c[0] += popc((xa ^ xb) & m) + popc((ya ^ yb) & m);
+    }
+};
+
+// |g_a - g_b| = 2: both planes differ.
+struct Ibs0 : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
+        c[0] += popc((xa ^ xb) & (ya ^ yb) & (ma & mb));
+    }
+};
+
+// |g_a - g_b| = 1: exactly one plane differs.
+struct Ibs1 : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
+        c[0] += popc((xa ^ xb ^ ya ^ yb) & (ma & mb));
+    }
+};
+
+// g_a = g_b, both called.
+struct Ibs2 : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
+        c[0] += popc(~((xa ^ xb) | (ya ^ yb)) & (ma & mb));
+    }
+};
+
+// Variants called in both.
+struct NonMissing : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &, const W &, const W &ma, const W &, const W &, const W &mb) const {
+        c[0] += popc(ma & mb);
+    }
+};
+
+// PLINK 1.9's --distance values (apairs.h): the allele count c scaled for missing calls,
+// s = (num / den) * c with num = d, den = N (flat-missing; N counted as a second count)
+// or num = W, den = W - w_miss(a, b) (weighted, den from the engine), then
+//   kind 0: s (.dist)   kind 1: 1 - s * half (.mibs)   kind 2: s * half (.mdist)
+// with half = 0.5 / d: PLINK's operations in PLINK's order, in double.
+template <int Kind, bool Weighted>
+struct Plink {
+    using out_t = double;
+    static constexpr int kCounts = Weighted ? 1 : 2;
+    double num, half;
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &ma, const W &xb, const W &yb, const W &mb) const {
+        const W m = ma & mb;
+        c[0] += popc((xa ^ xb) & m) + popc((ya ^ yb) & m);
+        if constexpr (!Weighted) c[1] += popc(m);
+    }
+    APAIRS_HD out_t finish(const uint32_t *c, uint32_t den) const {
+        const double s = (num / static_cast<double>(Weighted ? den : c[1])) * static_cast<double>(c[0]);
+        if constexpr (Kind == 0) return s;
+        else if constexpr (Kind == 1) return 1.0 - s * half;
+        else return s * half;
+    }
+};
+
+}  // namespace apairs::genotype::metric
