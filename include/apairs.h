@@ -3,9 +3,8 @@
  *
  * Read this header top to bottom: versions, status codes and errors, contexts,
  * all-pairs plans, batched plans, two-body statistics plans, genotype plans. Every
- * function returns an
- * apairs_status_t (APAIRS_SUCCESS is 0),
- * checks all of its arguments before it touches memory, and writes nothing when it
+ * function returns an apairs_status_t (APAIRS_SUCCESS is 0), checks all of its
+ * arguments before it touches memory, and writes nothing when it
  * fails; the per-thread message apairs_last_error() then names the offending
  * argument and value.
  *
