@@ -384,6 +384,8 @@ apairs_status_t apairs_plan_create_knn(apairs_plan_t *plan, apairs_context_t ctx
 apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const void *A, const void *B, int64_t *indices,
                                         void *distances) {
     return guarded(__func__, [&] { execute_twobody(plan, "knn", A, B, nullptr, nullptr, indices, distances, false); });
+}
+
 apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void *genotypes, int64_t n, int64_t d,
                                      int64_t ld_genotypes, int32_t missing_value, void *packed, int64_t ld_packed) {
     return guarded(__func__, [&] {
