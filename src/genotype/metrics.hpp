@@ -111,7 +111,16 @@ struct Plink {
     APAIRS_HD out_t finish(const uint32_t *c, uint32_t den) const {
         const double s = (num / static_cast<double>(Weighted ? den : c[1])) * static_cast<double>(c[0]);
         if constexpr (Kind == 0) return s;
-        else if constexpr (Kind == 1) return 1.0 - s * half;
+        else if constexpr (Kind == 1) {
+            // s * half rounded on its own, as PLINK (built for baseline x86-64) does: the
+            // device compiler would fuse it with the subtraction into an FMA (one rounding
+            // fewer, another last bit), so there the product is an explicit IEEE multiply.
+#if defined(__CUDA_ARCH__)
+            return 1.0 - __dmul_rn(s, half);
+#else
+            return 1.0 - s * half;
+#endif
+        }
         else return s * half;
     }
 };
