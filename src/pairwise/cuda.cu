@@ -53,8 +53,8 @@ template <class M>
 struct Tile {
     static constexpr int fit = 96 / acc_regs<M>();
     static constexpr int outs = sizeof(typename M::in_t) == 8 && fit > 16 ? 16 : fit;
-    static constexpr int TM = outs >= 32 ? 8 : outs >= 16 ? 4 : outs >= 8 ? 4 : 2;
-    static constexpr int TN = outs >= 64 ? 8 : outs >= 32 ? 4 : outs >= 16 ? 4 : 2;
+    static constexpr int TM = outs >= 32 ? 8 : outs >= 8 ? 4 : 2;
+    static constexpr int TN = outs >= 64 ? 8 : outs >= 16 ? 4 : 2;
     static_assert(TM * TN * acc_regs<M>() <= 96);
 };
 // General LP and half-integer LP: a pow or a square root, whose temporaries need registers too (ptxas: no
@@ -385,8 +385,8 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     cfg.bn = TX * k.tn;
     cfg.dynamic_shared = dynamic_shared(k, cfg.warps);
     cfg.cuda_blocks_per_sm = cuda_blocks_per_sm(pb, cfg.warps);
-    int64_t tiles_j = 0;
-    cfg.grid = std::min<int64_t>(tile_count(pb, k, cfg.warps, &tiles_j), 0x7fffffff);
+    cfg.ntiles = tile_count(pb, k, cfg.warps, &cfg.tiles_j);
+    cfg.grid = std::min<int64_t>(cfg.ntiles, 0x7fffffff);
     // DOT is a GEMM, D = A B^T, and the vendor's is the fastest in float arithmetic;
     // COSINE is that GEMM, the rows' squared norms and its finish.
     if ((pb.metric == APAIRS_METRIC_DOT || pb.metric == APAIRS_METRIC_COSINE) && pb.dtype != APAIRS_DTYPE_U8) {
@@ -437,9 +437,6 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         st.finish();
         return;
     }
-    const Kernel k = kernel_for(pb);
-    int64_t tiles_j = 0;
-    const int64_t ntiles = tile_count(pb, k, cfg.warps, &tiles_j);
     const dim3 block(TX, 2 * cfg.warps), grid(static_cast<unsigned>(cfg.grid));
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
@@ -447,7 +444,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         using O = FullKernel<M>;
         pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
             m, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in, pb.n1,
-            pb.n2, pb.d, O{static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out}, tiles_j, ntiles);
+            pb.n2, pb.d, O{static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out}, cfg.tiles_j, cfg.ntiles);
     });
     check(cudaGetLastError(), "pairwise kernel launch");
     st.finish();

@@ -25,6 +25,7 @@ struct CudaConfig {
     int cuda_blocks_per_sm = 0;       // cudaOccupancyMaxActiveBlocksPerMultiprocessor, cross-check
     int64_t dynamic_shared = 0;       // bytes of dynamic shared memory per block
     int64_t grid = 0;                 // blocks launched (grid-stride over tiles beyond that)
+    int64_t ntiles = 0, tiles_j = 0;  // tiles of D, and per row of tiles (chosen with the block)
     // DOT and COSINE: cuBLAS's GEMM when it loads (then the kernel above is only the
     // fallback), or why not.
     std::shared_ptr<const cuda::Gemm> gemm;
