@@ -8,6 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "batched/layout.hpp"
 
@@ -45,12 +48,102 @@ void gemm_range(const GemmProblem &pb, const T *A, const T *B, T *C, int64_t e0,
     }
 }
 
+#if defined(__x86_64__)
+// The same sums with AVX2 registers for N a multiple of one vector (4 doubles, 8 floats)
+// and unit rows of op(B) and C: row i of C is held in N / W vectors, each entry an fma
+// chain over l = 0..k-1 in order (the GPU's rounding). Stream: beta = 0 and C far larger
+// than the caches, rows 16-byte aligned: C is stored past the caches (non-temporal), so
+// its bytes cost one write instead of a read for ownership and a write.
+#define APAIRS_AVX2 __attribute__((target("avx2,fma"), always_inline)) static inline
+template <class T>
+struct Avx2;
+template <>
+struct Avx2<double> {
+    using V = __m256d;
+    APAIRS_AVX2 V bcast(const double *p) { return _mm256_broadcast_sd(p); }
+    APAIRS_AVX2 V load(const double *p) { return _mm256_loadu_pd(p); }
+    APAIRS_AVX2 V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+    APAIRS_AVX2 V fmadd(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+    APAIRS_AVX2 void store(double *p, V v) { _mm256_storeu_pd(p, v); }
+    APAIRS_AVX2 void stream(double *p, V v) {  // 16-byte aligned p
+        _mm_stream_pd(p, _mm256_castpd256_pd128(v));
+        _mm_stream_pd(p + 2, _mm256_extractf128_pd(v, 1));
+    }
+};
+template <>
+struct Avx2<float> {
+    using V = __m256;
+    APAIRS_AVX2 V bcast(const float *p) { return _mm256_broadcast_ss(p); }
+    APAIRS_AVX2 V load(const float *p) { return _mm256_loadu_ps(p); }
+    APAIRS_AVX2 V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+    APAIRS_AVX2 V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    APAIRS_AVX2 void store(float *p, V v) { _mm256_storeu_ps(p, v); }
+    APAIRS_AVX2 void stream(float *p, V v) {  // 16-byte aligned p
+        _mm_stream_ps(p, _mm256_castps256_ps128(v));
+        _mm_stream_ps(p + 4, _mm256_extractf128_ps(v, 1));
+    }
+};
+#undef APAIRS_AVX2
+
+template <class T, int N, bool Stream>
+__attribute__((target("avx2,fma"))) void gemm_range_avx2(const GemmProblem &pb, const T *A, const T *B, T *C,
+                                                          int64_t e0, int64_t e1) {
+    using X = Avx2<T>;
+    using V = typename X::V;
+    constexpr int W = 32 / sizeof(T), NV = N / W;
+    const Strides sa = pb.a.strides(pb.trans_a), sb = pb.b.strides(pb.trans_b), sc = pb.c.strides(false);
+    const T alpha_s = T(pb.alpha), beta_s = T(pb.beta);
+    const V alpha = X::bcast(&alpha_s), beta = X::bcast(&beta_s);
+    for (int64_t e = e0; e < e1; ++e) {
+        const T *a = A + e * sa.elem, *b = B + e * sb.elem;
+        T *c = C + e * sc.elem;
+        for (int i = 0; i < N; ++i) {
+            V acc[NV];
+            for (int v = 0; v < NV; ++v) acc[v] = X::mul(X::bcast(a + i * sa.row), X::load(b + v * W));
+            for (int l = 1; l < N; ++l) {
+                const V ail = X::bcast(a + i * sa.row + l * sa.col);
+                for (int v = 0; v < NV; ++v) acc[v] = X::fmadd(ail, X::load(b + l * sb.row + v * W), acc[v]);
+            }
+            T *ci = c + i * sc.row;
+            for (int v = 0; v < NV; ++v) {
+                const V r = beta_s == T(0) ? X::mul(alpha, acc[v]) : X::fmadd(beta, X::load(ci + v * W), X::mul(alpha, acc[v]));
+                if constexpr (Stream) X::stream(ci + v * W, r); else X::store(ci + v * W, r);
+            }
+        }
+    }
+    if constexpr (Stream) _mm_sfence();  // the stores are weakly ordered: done before the caller's barrier
+}
+
+// Whether this CPU runs gemm_range_avx2 (checked once).
+bool cpu_has_avx2_fma() {
+    static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return yes;
+}
+#endif
+
 template <class T, int N>
 void gemm_all(const GemmProblem &pb, const T *A, const T *B, T *C, int threads) {
     const bool unit = pb.b.strides(pb.trans_b).col == 1 && pb.c.strides(false).col == 1;
     // Chunks of elements per iteration keep the loop overhead off tiny elements.
     constexpr int64_t kChunk = 256;
     const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
+#if defined(__x86_64__)
+    constexpr int W = 32 / sizeof(T);
+    if constexpr (N > 0 && N % W == 0) {
+        if (unit && cpu_has_avx2_fma()) {
+            const Strides sc = pb.c.strides(false);
+            const bool stream = pb.beta == 0.0 && reinterpret_cast<uintptr_t>(C) % 16 == 0 && sc.row % (W / 2) == 0 &&
+                                sc.elem % (W / 2) == 0 && pb.batch * sc.elem * int64_t(sizeof(T)) > (int64_t(32) << 20);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
+            for (int64_t t = 0; t < chunks; ++t) {
+                const int64_t e0 = t * kChunk, e1 = std::min(pb.batch, e0 + kChunk);
+                if (stream) gemm_range_avx2<T, N, true>(pb, A, B, C, e0, e1);
+                else gemm_range_avx2<T, N, false>(pb, A, B, C, e0, e1);
+            }
+            return;
+        }
+    }
+#endif
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t)
         if (unit)
