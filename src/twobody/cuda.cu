@@ -85,6 +85,7 @@ struct Reduce {
     int mode;
     int slots;          // counters per copy: nbins + 2, or nradii + 1
     int copies;         // shared copies (warps or 1); 0: global atomics
+    int xs;             // histogram edges staged in shared memory (nbins + 4), or 0: read in place
     bool weighted;
     Bins<V> bins;       // histogram edges (device memory)
     const V *radii;     // radius thresholds (device memory), `slots - 1` of them
@@ -92,10 +93,11 @@ struct Reduce {
     unsigned long long *glo;     // global 128-bit sums: low words
     long long *ghi;              //                      high words
 
-    __device__ __forceinline__ int slot(V v) const {
+    // b: bins with their edges where the block reads them (shared memory or bins.X).
+    __device__ __forceinline__ int slot(const Bins<V> &b, V v) const {
         switch (mode) {
-        case kUniform: return bins.fix(v, bins.guess(v));
-        case kEdges: return bins.slot(v);
+        case kUniform: return b.fix(v, b.guess(v));
+        case kEdges: return b.slot(v);
         default: return radius_slot(v, radii, slots - 1);
         }
     }
@@ -154,6 +156,14 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     long long *shi = reinterpret_cast<long long *>(slo + (wshared ? out.slots : 0));
     unsigned int *cnt = reinterpret_cast<unsigned int *>(shi + (wshared ? out.slots : 0));
     const int ncnt = out.copies * out.slots;
+    // The histogram's edges: staged after the counters (8-byte aligned) when they fit.
+    V *Xs = reinterpret_cast<V *>(reinterpret_cast<uintptr_t>(cnt + ncnt + 1) & ~uintptr_t(7));
+    Bins<V> bins = out.bins;
+    if (out.xs) {
+        for (int e = tid; e < out.xs; e += TB) Xs[e] = out.bins.X[e];
+        bins.X = Xs;
+    }
+    const V r0 = out.mode == kOneRadius ? out.radii[0] : V(0);
 
     unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
     auto flush_mine = [&] {
@@ -168,10 +178,10 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     };
     auto emit = [&](V v, double wi, double wj) {
         if (out.mode == kOneRadius) {
-            mine += (v <= out.radii[0]) ? 1u : 0u;
+            mine += (v <= r0) ? 1u : 0u;
             return;
         }
-        const int s = out.slot(v);
+        const int s = out.slot(bins, v);
         if (out.copies) atomicAdd(cnt + (out.copies > 1 ? warp : 0) * out.slots + s, 1u);
         else atomicAdd(out.gcount + s, 1ull);
         if (wshared) add128(slo + s, shi + s, fixed_weight(wi, wj));
@@ -219,21 +229,29 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             if (out.weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
         }
         __syncthreads();
+        // The pair (i, j0 + jj), both in range.
         auto pair = [&](int jj) {
-            const int64_t j = j0 + jj;
-            if (!has_i || j >= n2) return;
             V v;
             if constexpr (D > 0) v = distance<M, P, D>(m, box, ar, Bs + jj, TB, d);
-            else v = distance<M, P, D>(m, box, arow, B + j * ldb, 1, d);
+            else v = distance<M, P, D>(m, box, arow, B + (j0 + jj) * ldb, 1, d);
             emit(v, wi, out.weighted ? Ws[jj] : 0.0);
         };
-        // Off-diagonal tiles: every jj. A diagonal tile (AUTO): balanced pairing, jj =
-        // tid + s mod TB for s = 1 .. TB/2, the last step by half of the threads. (One
-        // call site, so that the pair is inlined.)
-        const bool diagonal = autopairs && bi == bj;
-        for (int q = 0; q < (diagonal ? TB / 2 : TB); ++q) {
-            const int jj = diagonal ? (tid + q + 1) % TB : q;
-            if (!diagonal || q + 1 < TB / 2 || tid < TB / 2) pair(jj);
+        // Off-diagonal tiles: every jj in range (a whole tile unrolled, without checks). A
+        // diagonal tile (AUTO): balanced pairing, jj = tid + s mod TB for s = 1 .. TB/2, the
+        // last step by half of the threads.
+        if (!(autopairs && bi == bj)) {
+            const int nj = n2 - j0 < TB ? int(n2 - j0) : TB;
+            if (has_i && nj == TB) {
+#pragma unroll 4
+                for (int jj = 0; jj < TB; ++jj) pair(jj);
+            } else if (has_i) {
+                for (int jj = 0; jj < nj; ++jj) pair(jj);
+            }
+        } else {
+            for (int q = 0; q < TB / 2; ++q) {
+                const int jj = (tid + q + 1) % TB;
+                if (has_i && j0 + jj < n2 && (q + 1 < TB / 2 || tid < TB / 2)) pair(jj);
+            }
         }
         if (out.mode == kOneRadius) flush_mine();
         __syncthreads();
@@ -356,7 +374,7 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
 
 // ---- Dispatch -------------------------------------------------------------------------
 
-// Calls f(m, P, D) with the functor the engines use (L2 counts: SqEuclidean), the
+// Calls f(m, P, D) with the functor the engines use (L2: SqEuclidean), the
 // periodic flag and the compiled dimension count (d = 3, or with a box d = 1, 2, 3;
 // 0 = any d).
 template <class F>
@@ -371,13 +389,11 @@ void with_kernel(const Problem &pb, F &&f) {
         using M = decltype(m);
         using T = typename M::in_t;
         if constexpr (SquaredDomain<M>::value) {
-            if (pb.kind == Kind::Counts) {
-                const metric::SqEuclidean<T> sq{};
-                if (periodic) return boxed(sq);
-                if (pb.pw.d == 3) return f(sq, std::false_type{}, std::integral_constant<int, 3>{});
-                return f(sq, std::false_type{}, std::integral_constant<int, 0>{});
-            }
-            if (periodic) return boxed(m);
+            // Counts and histograms alike: thresholds in the squared domain (no square root).
+            const metric::SqEuclidean<T> sq{};
+            if (periodic) return boxed(sq);
+            if (pb.pw.d == 3) return f(sq, std::false_type{}, std::integral_constant<int, 3>{});
+            return f(sq, std::false_type{}, std::integral_constant<int, 0>{});
         }
         if (pb.pw.d == 3) return f(m, std::false_type{}, std::integral_constant<int, 3>{});
         f(m, std::false_type{}, std::integral_constant<int, 0>{});
@@ -430,12 +446,19 @@ int slots_of(const Problem &pb) {
     return pb.kind == Kind::Counts ? int(pb.thresholds.size()) + 1 : int(pb.nbins()) + 2;
 }
 
-// The shared memory of a reduce block: B's tile, weights and sums (weighted), counters.
+// Histogram edges staged in shared memory: nbins + 4 values when they take at most 16 KiB.
+int staged_edges(const Problem &pb) {
+    const int64_t xs = pb.kind == Kind::Histogram ? pb.nbins() + 4 : 0;
+    return xs * int64_t(out_bytes(pb)) <= 16 * 1024 ? int(xs) : 0;
+}
+
+// The shared memory of a reduce block: B's tile, weights and sums (weighted), counters,
+// the staged edges (8-byte aligned after the counters).
 int64_t reduce_shared(const Problem &pb, bool fixed_d, int copies, bool weighted) {
     const int64_t slots = slots_of(pb);
     int64_t b = (fixed_d ? 3 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3
     if (weighted) b += TB * 8 + (copies > 0 ? slots * 16 : 0);
-    return b + int64_t(copies) * slots * 4;
+    return b + int64_t(copies) * slots * 4 + 8 + int64_t(staged_edges(pb)) * int64_t(out_bytes(pb));
 }
 
 }  // namespace
@@ -497,6 +520,10 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
                             "(every thread TB/2 pairs); output: {}, flushed into 64-bit global counters{}",
                             TB, c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d) : std::string(" (any d: rows read through the cache)"),
                             TB, out, pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
+        if (pb.pw.metric == APAIRS_METRIC_L2)
+            c.why += "; L2 compared in the squared domain (each threshold or edge as the least sum of squares whose "
+                     "square root reaches it: exact, no square root per pair)";
+        if (staged_edges(pb)) c.why += fmt::format("; the {} edges staged in shared memory", staged_edges(pb));
     }
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -580,6 +607,9 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
             }
         } else {
             host_thr = extended_edges<V>(pb.thresholds);
+            if constexpr (std::is_floating_point<V>::value)
+                if (pb.pw.metric == APAIRS_METRIC_L2)  // the squared domain: sqrt(s) >= e <=> s >= X
+                    for (size_t q = 1; q < host_thr.size(); ++q) host_thr[q] = sqrt_threshold<V>(host_thr[q]);
         }
         check(cudaMemcpyAsync(thr, host_thr.data(), host_thr.size() * sizeof(V), cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync");
@@ -587,11 +617,13 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         r.mode = mode;
         r.slots = slots;
         r.copies = cfg.copies;
+        r.xs = staged_edges(pb);
         r.weighted = weighted;
         r.radii = static_cast<const V *>(thr);
         if (pb.kind == Kind::Histogram) {
             r.bins = make_bins(host_thr, pb.thresholds);
             r.bins.X = static_cast<const V *>(thr);
+            r.bins.squared = pb.pw.metric == APAIRS_METRIC_L2;
         }
         r.gcount = gcount, r.glo = glo, r.ghi = ghi;
         Box<T> box{};

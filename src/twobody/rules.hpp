@@ -43,12 +43,17 @@ APAIRS_HD int radius_slot(V v, const V *R, int n) {
 // slot from (v - e_0) * nbins / (rmax - rmin) in G, the distance's own precision, and
 // fix() corrects the guess by one step each way against the edges and falls back to
 // slot() in the rare case (a NaN, +inf, a guess off by more than one) that is not enough.
+//
+// Squared (L2 on CUDA): v is the sum of squares s whose distance is sqrt(s), and X holds
+// sqrt_threshold of each edge, so that sqrt(s) >= e <=> s >= X (exact, no square root per
+// pair); only the guess takes an approximate square root.
 template <class V>
 struct Bins {
     using G = typename std::conditional<std::is_same<V, float>::value, float, double>::type;
     const V *X;
     int nbins;
     G e0, inv_width;
+    bool squared = false;
 
     APAIRS_HD int slot(V v) const {
         const V *E = X + 1;
@@ -64,7 +69,16 @@ struct Bins {
     }
     // Branch-free, so that a loop of guesses vectorises.
     APAIRS_HD int guess(V v) const {
-        G g = (static_cast<G>(v) - e0) * inv_width + G(1);
+        G x = static_cast<G>(v);
+        if (squared) {
+#if defined(__CUDA_ARCH__)
+            const float f = static_cast<float>(x);
+            x = static_cast<G>(f * rsqrtf(f));  // approximate; 0 and +inf give NaN, fixed below
+#else
+            x = std::sqrt(x);
+#endif
+        }
+        G g = (x - e0) * inv_width + G(1);
         g = g >= G(0) ? g : G(0);  // and NaN -> 0
         g = g <= G(nbins + 1) ? g : G(nbins + 1);
         return static_cast<int>(g);
@@ -76,6 +90,19 @@ struct Bins {
         return (X[s] <= v && v < X[s + 1]) ? s : slot(v);
     }
 };
+
+// The smallest s with sqrt(s) >= x (IEEE square roots, rounded to nearest): s >= it <=>
+// sqrt(s) >= x for every s >= 0 (a sum of squares). -inf for x <= 0, +inf for +inf.
+template <class V>
+V sqrt_threshold(V x) {
+    const V inf = std::numeric_limits<V>::infinity();
+    if (!(x > V(0))) return -inf;
+    if (std::isinf(x)) return x;
+    V s = x * x;  // within an ulp or two of the answer
+    while (s > V(0) && std::sqrt(std::nextafter(s, V(0))) >= x) s = std::nextafter(s, V(0));
+    while (s < inf && !(std::sqrt(s) >= x)) s = std::nextafter(s, inf);
+    return s;
+}
 
 // The extended edges of Bins from the double edges of a problem.
 template <class V>

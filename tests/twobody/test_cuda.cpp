@@ -6,6 +6,7 @@
 // counts, weighted sums (weights multiples of 1/4: exact products) and kNN lists.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -70,15 +71,28 @@ struct Hist {
     std::string plan;
 };
 
-// A histogram on `backend`, inputs and outputs in device memory on CUDA.
+// Uniform bins: nbins on [rmin, rmax).
+struct Uniform {
+    int64_t nbins;
+    double rmin, rmax;
+};
+
+// A histogram on `backend`, inputs and outputs in device memory on CUDA; caller edges, or
+// uniform bins with `u`.
 Hist histogram(int32_t backend, int32_t metric, bool autopairs, const std::vector<float> &A,
                const std::vector<float> &B, int64_t d, const std::vector<double> &edges, const std::vector<double> *wa,
-               const std::vector<double> *wb) {
+               const std::vector<double> *wb, const Uniform *u = nullptr) {
     Ctx ctx(backend);
     Plan p;
-    const int64_t n1 = int64_t(A.size()) / d, n2 = int64_t(B.size()) / d, nb = int64_t(edges.size()) - 1;
-    ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS, metric, 0,
-                                          APAIRS_DTYPE_F32, n1, n2, d, d, d, nb, edges.data(), 0, nullptr));
+    const int64_t n1 = int64_t(A.size()) / d, n2 = int64_t(B.size()) / d;
+    const int64_t nb = u ? u->nbins : int64_t(edges.size()) - 1;
+    const int32_t pairs = autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS;
+    if (u)
+        ok(apairs_plan_create_histogram_uniform(&p.h, ctx.h, pairs, metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, nb,
+                                                u->rmin, u->rmax, 0, nullptr));
+    else
+        ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, pairs, metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, nb,
+                                              edges.data(), 0, nullptr));
     Hist h;
     h.plan = describe(p.h);
     h.counts.assign(size_t(nb + 2), -7);
@@ -130,6 +144,28 @@ TEST_CASE("two-body CUDA: every counter technique equals the host on exact dista
                 CHECK(c.counts == h.counts);
                 if (weighted) CHECK(std::memcmp(c.sums.data(), h.sums.data(), h.sums.size() * sizeof(double)) == 0);
             }
+        }
+    }
+}
+
+// L2 on CUDA compares sums of squares with each edge's least sum of squares whose square
+// root reaches it; the host takes square roots. Integer points: exact sums, many of them
+// perfect squares or squares of an edge, so that distances fall exactly on edges.
+TEST_CASE("two-body CUDA: L2 histograms in the squared domain equal the host's square roots", "[cuda][twobody]") {
+    std::mt19937_64 rng(11);
+    const int64_t d = 3;
+    const std::vector<float> A = points(1031, d, rng), B = points(517, d, rng);
+    std::vector<double> roots;  // edges at sqrt(0), sqrt(1), ..., sqrt(76): every distance lies on one
+    for (int k = 0; k <= 76; ++k) roots.push_back(std::sqrt(double(k)));
+    const Uniform integers{9, 0.0, 9.0}, fine{256, 0.0, std::sqrt(75.0)}, offset{100, 0.5, 8.5};
+    for (bool autopairs : {true, false}) {
+        for (const Uniform *u : {&integers, &fine, &offset, static_cast<const Uniform *>(nullptr)}) {
+            INFO((autopairs ? "AUTO" : "CROSS") << ", " << (u ? std::to_string(u->nbins) + " uniform bins" : "edges at sqrt(k)"));
+            const Hist h = histogram(APAIRS_BACKEND_HOST, APAIRS_METRIC_L2, autopairs, A, B, d, roots, nullptr, nullptr, u);
+            const Hist c = histogram(APAIRS_BACKEND_CUDA, APAIRS_METRIC_L2, autopairs, A, B, d, roots, nullptr, nullptr, u);
+            INFO(c.plan);
+            CHECK(c.plan.find("squared domain") != std::string::npos);
+            CHECK(c.counts == h.counts);
         }
     }
 }
