@@ -7,6 +7,13 @@
 // logical L(i, j), i >= j, is fast-grid (i, j), or (j, i) when `swap`. The other strict
 // triangle is never read nor written (the staging walks skip it without loading).
 //
+// The thread and warp kernels stage through a triangle map built once per block at the
+// front of dynamic shared memory: the stored triangle's entries in memory order, each
+// with its 32-bit fast-grid index and its packed offset, so that a staging loop visits
+// only the triangle (n (n + 1) / 2 positions, not n^2) at a few instructions each. They
+// take a matrix whose fast-grid indices fit in 31 bits; the block kernels (64-bit walks)
+// take the rest.
+//
 // Elements are handled by teams: a team is max(32, G) threads owning max(1, 32 / G)
 // elements, G threads per element. A team copies its elements' operands into its own
 // slice of shared memory with loads in memory order (AoS: element by element, row by
@@ -18,6 +25,8 @@
 //
 //   potrf, n <= 8: thread-per-element (G = 1). n is a template parameter: the packed
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
+//     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
+//     loads are in flight while these compute.
 //   potrf, 8 < n <= 32: warp-group, G = 16 (n <= 16, two elements per warp) or 32 lanes
 //     per element, lane r holding row r of L in registers; right-looking, the pivot by a
 //     shuffle, each scaled column through a shared buffer (two in turn: one __syncwarp a
@@ -30,9 +39,13 @@
 //     scaled (S threads over its rows), then the trailing triangle is updated (S threads
 //     over its entries in row order). An entry's sums still run l = 0..j-1 in order with
 //     fma, so both models give the same bits as left-looking.
+//   potrs, nrhs = 1, n <= 8: thread-per-element, the factor and x in registers, staged
+//     as potrf's thread kernel (two slots, cp.async).
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
 //     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
-//   potrs otherwise: G = the number of right-hand sides rounded up to a power of two, at most 128;
+//     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
+//     element) where the others divide: other bits, the same backward stability.
+//   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
 //     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
 //     The factor's triangle is staged once per element, B in chunks of G columns; each
 //     thread solves one column (L y = b, then L^T x = y) in shared memory.
@@ -155,31 +168,20 @@ __device__ void build_tri_map(int2 *map, int n, int ld, bool swap) {
     __syncthreads();
 }
 
-// A warp's 32 elements, CNT entries each, in memory order: position z = lane + 32 k is
-// entry t of element q, AoS (element by element) q = z / CNT, t = z % CNT; SoA (the
-// elements of an entry together) q = lane, t = k. map(q, t, &go, &so) says whether and
-// where. Eight loads per lane in flight.
-template <int CNT, class T, class Map>
-__device__ __forceinline__ void warp_gather(const T *g, T *sh, bool soa, int lane, Map map) {
-#pragma unroll 1
-    for (int k0 = 0; k0 < CNT; k0 += 8) {
-        T v[8];
-        int d[8];
-#pragma unroll
-        for (int c = 0; c < 8; ++c) {
-            v[c] = T(0);
-            d[c] = -1;
-            const int z = lane + 32 * (k0 + c), q = soa ? lane : z / CNT, t = soa ? k0 + c : z % CNT;
-            int64_t go = 0;
-            int so = 0;
-            if (k0 + c < CNT && map(q, t, go, so)) {
-                v[c] = g[go];
-                d[c] = so;
-            }
-        }
-#pragma unroll
-        for (int c = 0; c < 8; ++c)
-            if (d[c] >= 0) sh[d[c]] = v[c];
+// A warp's 32 elements, CNT entries each, copied by cp.async in memory order: position
+// z = lane + 32 k is entry t of element q, AoS (element by element) q = z / CNT,
+// t = z % CNT; SoA (the elements of an entry together) q = lane, t = k. map(q, t, &go,
+// &so) says whether and where. No registers are held by the loads in flight; the caller
+// commits, waits and __syncwarp's before reading.
+template <int CNT, class T, class S, class Map>
+__device__ __forceinline__ void warp_gather_async(const T *g, S *sh, bool soa, int lane, Map map) {
+    static_assert(sizeof(T) == sizeof(S) && (sizeof(T) == 4 || sizeof(T) == 8), "cp.async of 4 or 8 bytes");
+#pragma unroll 4
+    for (int k = 0; k < CNT; ++k) {
+        const int z = lane + 32 * k, q = soa ? lane : z / CNT, t = soa ? k : z % CNT;
+        int64_t go = 0;
+        int so = 0;
+        if (map(q, t, go, so)) __pipeline_memcpy_async(sh + so, g + go, sizeof(T));
     }
 }
 
@@ -207,31 +209,42 @@ __device__ __forceinline__ int64_t tri_at(const Tri<T> &a, int idx, int64_t e) {
 template <class T, int N>
 __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
-    constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    constexpr int64_t SLOT = int64_t(EPT) * ES;  // values per slot
+    constexpr int64_t TEAM_BYTES = round16(2 * SLOT * sizeof(T) + EPT * 4);
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
     build_tri_map(reinterpret_cast<int2 *>(chol_smem), N, int(g.a.ld), g.a.swap);
     unsigned char *region = chol_smem + tri_map_bytes(N) + team * TEAM_BYTES;
     T *const sh = reinterpret_cast<T *>(region);
-    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
-    const int64_t per_block = int64_t(teams) * EPT;
-
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
-        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
-        warp_gather<NT>(g.a.p, sh, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+    int *const failsh = reinterpret_cast<int *>(region + 2 * SLOT * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
+    // The triangles of the warp's 32 elements from e0 into slot `sl`.
+    auto prefetch = [&](int64_t e0, int sl) {
+        warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
             if (e0 + q >= g.batch) return false;
             const int2 m = map[t];
             go = tri_at(g.a, m.x, e0 + q);
             so = q * ES + map_sh(m);
             return true;
         });
-        __syncwarp();
+    };
+    int slot = 0;
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    __pipeline_commit();
 
-        T *const my = sh + lane * ES;
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
+        __pipeline_wait_prior(0);
+        __syncwarp();
+        T *const my = sh + slot * SLOT + lane * ES;
         T r[NT];
 #pragma unroll
         for (int x = 0; x < NT; ++x) r[x] = my[x];
+        // The next 32 elements into the other slot (its last reader, the previous
+        // copy-out, finished before the loop's closing __syncwarp).
+        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
+        __pipeline_commit();
         int fail = 0;
 #pragma unroll
         for (int j = 0; j < N; ++j) {
@@ -260,7 +273,8 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         if (e < g.batch) g.info[e] = fail;
         __syncwarp();
 
-        warp_scatter<NT>(g.a.p, sh, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+        const T *const src = sh + slot * SLOT;
+        warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
             const int2 m = map[t];
             const int f = failsh[q];
             if (e0 + q >= g.batch || (f > 0 && map_col(m) >= f - 1)) return false;
@@ -269,6 +283,7 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
             return true;
         });
         __syncwarp();
+        slot ^= 1;
     }
 }
 
@@ -592,42 +607,53 @@ __device__ __forceinline__ int64_t vec_offset(const PotrsArgs<T> &g, int i, int6
 template <class T, int N>
 __global__ void CHOL_MAXNREG potrs_thread_kernel(const PotrsArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT + N), EPT = 32;
-    constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    constexpr int64_t SLOT = int64_t(EPT) * ES;  // values per slot
+    constexpr int64_t TEAM_BYTES = round16(2 * SLOT * sizeof(T) + EPT * 4);
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
     build_tri_map(reinterpret_cast<int2 *>(chol_smem), N, int(g.a.ld), g.a.swap);
     unsigned char *region = chol_smem + tri_map_bytes(N) + team * TEAM_BYTES;
     T *const sh = reinterpret_cast<T *>(region);
-    int *const actsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
-    const int64_t per_block = int64_t(teams) * EPT;
-
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
-        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
-        const bool active = e < g.batch && !(g.skip && g.skip[e] != 0);
-        actsh[lane] = active;
-        __syncwarp();
-        warp_gather<NT>(g.a.p, sh, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
-            if (!actsh[q]) return false;
+    int *const actsh = reinterpret_cast<int *>(region + 2 * SLOT * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
+    // The factors and right-hand sides of the warp's 32 elements from e0 into slot `sl`
+    // (posv's failed elements too: reading them is harmless, they are not written).
+    auto prefetch = [&](int64_t e0, int sl) {
+        warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+            if (e0 + q >= g.batch) return false;
             const int2 m = map[t];
             go = tri_at(g.a, m.x, e0 + q);
             so = q * ES + map_sh(m);
             return true;
         });
-        auto bmap = [&](int q, int t, int64_t &go, int &so) {
-            if (!actsh[q]) return false;
-            go = vec_offset(g, t, e0 + q);
-            so = q * ES + NT + t;
-            return true;
-        };
-        warp_gather<N>(static_cast<const T *>(g.b), sh, g.soa_b, lane, bmap);
+        warp_gather_async<N>(static_cast<const T *>(g.b), sh + sl * SLOT, g.soa_b, lane,
+                             [&](int q, int t, int64_t &go, int &so) {
+                                 if (e0 + q >= g.batch) return false;
+                                 go = vec_offset(g, t, e0 + q);
+                                 so = q * ES + NT + t;
+                                 return true;
+                             });
+    };
+    int slot = 0;
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    __pipeline_commit();
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
+        const bool active = e < g.batch && !(g.skip && g.skip[e] != 0);
+        __pipeline_wait_prior(0);
         __syncwarp();
-        T *const my = sh + lane * ES;
+        T *const my = sh + slot * SLOT + lane * ES;
         T L[NT], x[N], inv[N];
 #pragma unroll
         for (int i = 0; i < NT; ++i) L[i] = active ? my[i] : T(1);
 #pragma unroll
         for (int i = 0; i < N; ++i) x[i] = active ? my[NT + i] : T(0);
+        // The next 32 elements into the other slot (its last reader, the previous
+        // copy-out, finished before the loop's closing __syncwarp).
+        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
+        __pipeline_commit();
 #pragma unroll
         for (int i = 0; i < N; ++i) inv[i] = T(1) / L[tri_off(i) + i];
 #pragma unroll
@@ -646,9 +672,16 @@ __global__ void CHOL_MAXNREG potrs_thread_kernel(const PotrsArgs<T> g) {
         }
 #pragma unroll
         for (int i = 0; i < N; ++i) my[NT + i] = x[i];
+        actsh[lane] = active;
         __syncwarp();
-        warp_scatter<N>(g.b, sh, g.soa_b, lane, bmap);
+        warp_scatter<N>(g.b, sh + slot * SLOT, g.soa_b, lane, [&](int q, int t, int64_t &go, int &so) {
+            if (!actsh[q]) return false;
+            go = vec_offset(g, t, e0 + q);
+            so = q * ES + NT + t;
+            return true;
+        });
         __syncwarp();
+        slot ^= 1;
     }
 }
 
@@ -747,7 +780,7 @@ template <class T, int N>
 KernelSpec potrf_thread() {
     KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N>);
-    k.unit_shared = round16(int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
+    k.unit_shared = round16(2 * int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
     k.block_shared = tri_map_bytes(N);
     return k;
 }
@@ -756,7 +789,7 @@ template <class T, int N>
 KernelSpec potrs_thread() {
     KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&potrs_thread_kernel<T, N>);
-    k.unit_shared = round16(int64_t(32) * chol_pad_odd(tri_size(N) + N) * int64_t(sizeof(T)) + 32 * 4);
+    k.unit_shared = round16(2 * int64_t(32) * chol_pad_odd(tri_size(N) + N) * int64_t(sizeof(T)) + 32 * 4);
     k.block_shared = tri_map_bytes(N);
     return k;
 }
