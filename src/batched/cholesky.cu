@@ -32,7 +32,9 @@
 //     shuffle, each scaled column through a shared buffer (two in turn: one __syncwarp a
 //     column) read back with 16-byte loads; the same sums in the same order. The warp
 //     kernels stage with cp.async into two slots per element: the next element's loads
-//     are in flight while this one computes.
+//     are in flight while this one computes. SoA operands are staged and copied out by
+//     the whole block (a warp's accesses of an entry span the block's consecutive
+//     elements: whole sectors), with a __syncthreads before each.
 //   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
 //     threads per element; the packed triangle and a copy of the current column in
 //     shared memory; right-looking, column j: every thread reads the pivot, the column is
@@ -313,73 +315,97 @@ struct CholWarpShape {
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
 };
 
-// cp.async of the stored triangles of a warp's EPT elements from e0 (those below batch)
-// to dst[q * es + tri_off(i) + j], in memory order through the map: AoS element by
-// element, SoA the elements of an entry together.
+// AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
+// batch) to dst[q * es + tri_off(i) + j], element by element in memory order through the
+// map.
 template <int EPT, class T, class U>
 __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, int nt, int64_t e0, int64_t batch,
                                              T *dst, int es, int lane) {
-    if (a.soa) {
-#pragma unroll 4
-        for (int z = lane; z < EPT * nt; z += 32) {
-            const int q = z % EPT;
-            const int64_t e = e0 + q;
-            if (e >= batch) continue;
-            const int2 m = map[z / EPT];
-            __pipeline_memcpy_async(dst + q * es + map_sh(m), a.p + (int64_t(m.x) * a.stride + e), sizeof(T));
-        }
-    } else {
 #pragma unroll
-        for (int q = 0; q < EPT; ++q) {
-            const int64_t e = e0 + q;
-            if (e >= batch) break;
-            const U *const pe = a.p + e * a.stride;
+    for (int q = 0; q < EPT; ++q) {
+        const int64_t e = e0 + q;
+        if (e >= batch) break;
+        const U *const pe = a.p + e * a.stride;
 #pragma unroll 4
-            for (int t = lane; t < nt; t += 32) {
-                const int2 m = map[t];
-                __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + m.x, sizeof(T));
-            }
+        for (int t = lane; t < nt; t += 32) {
+            const int2 m = map[t];
+            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + m.x, sizeof(T));
         }
     }
 }
 
+// SoA: the warp kernels stage and copy out with the whole block, so that a warp's loads
+// and stores of one entry cover the block's PB = warps x EPT consecutive elements (whole
+// sectors) where one warp's own elements would fill only EPT values of each sector.
+// Thread x takes the block's element qb = x % PB and its entries t = x / PB, + ts, ...
+// (ts = blockDim.x / PB = 32 / EPT). The block meets a __syncthreads before reading what
+// others staged and before copying out what others computed.
+struct BlockSoa {
+    int qb, t0, ts;
+    __device__ explicit BlockSoa(int ept) {
+        const int pb = int(blockDim.x / 32) * ept;
+        qb = int(threadIdx.x) % pb;
+        t0 = int(threadIdx.x) / pb;
+        ts = int(blockDim.x) / pb;
+    }
+};
+
 template <class T, int C>
 __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
     using Shape = CholWarpShape<T, C>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
     const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
     build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
-    unsigned char *region = chol_smem + tri_map_bytes(n) + team * Shape::TEAM_BYTES;
-    T *const sh = reinterpret_cast<T *>(region);
-    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    // Team w's region: EPT elements of ES values (two column buffers, two triangle
+    // slots), then EPT failure flags.
+    auto region = [&](int w) { return chol_smem + tri_map_bytes(n) + w * Shape::TEAM_BYTES; };
+    T *const sh = reinterpret_cast<T *>(region(team));
+    int *const failsh = reinterpret_cast<int *>(region(team) + int64_t(EPT) * ES * sizeof(T));
     T *const buf = sh + q * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    constexpr int TRI = Shape::TRI;
+    const bool soa = g.a.soa;  // uniform
+    const BlockSoa bs(EPT);
+    // SoA: this thread's block element's first triangle slot, and its failure flag.
+    T *const bdst = reinterpret_cast<T *>(region(bs.qb / EPT)) + (bs.qb % EPT) * ES + 2 * C;
+    const int *const bfail = reinterpret_cast<const int *>(region(bs.qb / EPT) + int64_t(EPT) * ES * sizeof(T)) +
+                             bs.qb % EPT;
+    // The block's elements from eb into slot `sl`.
+    auto prefetch = [&](int64_t eb, int sl) {
+        if (soa) {
+            const int64_t e = eb + bs.qb;
+            if (e < g.batch)
+                for (int t = bs.t0; t < nt; t += bs.ts) {
+                    const int2 m = map[t];
+                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + (int64_t(m.x) * g.a.stride + e),
+                                            sizeof(T));
+                }
+        } else {
+            tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
+        }
+    };
     int slot = 0;
-    {
-        const int64_t eb = int64_t(blockIdx.x) * per_block;
-        if (eb < g.batch) tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C, ES, lane);
-        __pipeline_commit();
-    }
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block, 0);
+    __pipeline_commit();
 
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {  // block-uniform
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
         T *const tri = buf + 2 * C + slot * TRI;
         __pipeline_wait_prior(0);
-        __syncwarp();
+        if (soa)
+            __syncthreads();
+        else
+            __syncwarp();
 
         const bool row_ok = e < g.batch && r < n;
         T a[C];
 #pragma unroll
         for (int k = 0; k < C; ++k) a[k] = row_ok && k <= r ? tri[tri_off(r) + k] : T(0);
-        // The next element into the other slot (its last reader, the previous copy-out,
-        // finished before the loop's closing __syncwarp).
-        if (eb + step < g.batch)
-            tri_prefetch<EPT>(g.a, map, nt, eb + step + int64_t(team) * EPT, g.batch, sh + 2 * C + (slot ^ 1) * TRI,
-                              ES, lane);
+        // The next elements into the other slot (its last readers, the previous copy-out,
+        // finished before the barrier above).
+        if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
         __pipeline_commit();
         bool alive = e < g.batch;
         int fail = 0;
@@ -421,21 +447,22 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             failsh[q] = fail;
             if (e < g.batch) g.info[e] = fail;
         }
-        __syncwarp();
 
-        // The copy-out, in memory order through the map (a failed element: only the
+        // The copy-out in memory order through the map (a failed element: only the
         // columns before its failure).
-        const T *const src = sh + 2 * C + slot * TRI;
-        if (g.a.soa) {
-#pragma unroll 4
-            for (int z = lane; z < EPT * nt; z += 32) {
-                const int qq = z % EPT, f = failsh[qq];
-                const int64_t ee = e0 + qq;
-                const int2 m = map[z / EPT];
-                if (ee < g.batch && (f == 0 || map_col(m) < f - 1))
-                    g.a.p[int64_t(m.x) * g.a.stride + ee] = src[qq * ES + map_sh(m)];
-            }
+        if (soa) {
+            __syncthreads();
+            const int64_t ee = eb + bs.qb;
+            const int f = *bfail;
+            if (ee < g.batch)
+                for (int t = bs.t0; t < nt; t += bs.ts) {
+                    const int2 m = map[t];
+                    if (f == 0 || map_col(m) < f - 1)
+                        g.a.p[int64_t(m.x) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
+                }
         } else {
+            __syncwarp();
+            const T *const src = sh + 2 * C + slot * TRI;
 #pragma unroll
             for (int qq = 0; qq < EPT; ++qq) {
                 const int64_t ee = e0 + qq;
@@ -714,38 +741,64 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
     const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
     const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
     build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
-    T *const sh = reinterpret_cast<T *>(chol_smem + tri_map_bytes(n)) + int64_t(team) * EPT * ES;
+    // Element slots: the block's element qb (team qb / EPT, its element qb % EPT) at
+    // base + qb ES, two slots of SL values each (the packed triangle, then x).
+    T *const base = reinterpret_cast<T *>(chol_smem + tri_map_bytes(n));
+    T *const sh = base + int64_t(team) * EPT * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    auto prefetch = [&](int64_t e0, int sl) {
-        tri_prefetch<EPT>(g.a, map, nt, e0, g.batch, sh + sl * SL, ES, lane);
-        // b: the team's elements' n entries (SoA: the elements of an entry together).
-        for (int z = lane; z < EPT * n; z += 32) {
-            // z < EPT n with EPT <= 2: AoS element z >= n, entry z - qq n
-            const int qq = g.soa_b ? z % EPT : int(z >= n), i = g.soa_b ? z / EPT : z - qq * n;
-            const int64_t ee = e0 + qq;
-            if (ee >= g.batch || (g.skip && g.skip[ee] != 0)) continue;
-            __pipeline_memcpy_async(sh + qq * ES + sl * SL + NT + i, g.b + vec_offset(g, i, ee), sizeof(T));
+    const bool coop = g.a.soa || g.soa_b;  // uniform: SoA operands staged by the block
+    const BlockSoa bs(EPT);
+    T *const bsl = base + int64_t(bs.qb) * ES;
+    auto live = [&](int64_t ee) { return ee < g.batch && !(g.skip && g.skip[ee] != 0); };
+    // The block's elements from eb into slot `sl`.
+    auto prefetch = [&](int64_t eb, int sl) {
+        const int64_t e0 = eb + int64_t(team) * EPT, eq = eb + bs.qb;
+        if (g.a.soa) {
+            if (eq < g.batch)
+                for (int t = bs.t0; t < nt; t += bs.ts) {
+                    const int2 m = map[t];
+                    __pipeline_memcpy_async(bsl + sl * SL + map_sh(m), g.a.p + (int64_t(m.x) * g.a.stride + eq),
+                                            sizeof(T));
+                }
+        } else {
+            tri_prefetch<EPT>(g.a, map, nt, e0, g.batch, sh + sl * SL, ES, lane);
+        }
+        if (g.soa_b) {
+            if (live(eq))
+                for (int i = bs.t0; i < n; i += bs.ts)
+                    __pipeline_memcpy_async(bsl + sl * SL + NT + i, g.b + vec_offset(g, i, eq), sizeof(T));
+        } else {
+            // The warp's elements' n entries: z < EPT n with EPT <= 2, element z >= n.
+            for (int z = lane; z < EPT * n; z += 32) {
+                const int qq = int(z >= n), i = z - qq * n;
+                const int64_t ee = e0 + qq;
+                if (live(ee))
+                    __pipeline_memcpy_async(sh + qq * ES + sl * SL + NT + i, g.b + vec_offset(g, i, ee), sizeof(T));
+            }
         }
     };
     int slot = 0;
-    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block, 0);
     __pipeline_commit();
 
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {  // block-uniform
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
         const T *const L = sh + q * ES + slot * SL;
-        const T *const xs = sh + q * ES + slot * SL + NT;
+        T *const xs = sh + q * ES + slot * SL + NT;
         __pipeline_wait_prior(0);
-        __syncwarp();
+        if (coop)
+            __syncthreads();
+        else
+            __syncwarp();
         // Every lane meets every shuffle (the two elements of a warp may differ in
         // `active`); an inactive element's lanes compute on ones and zeros, unstored.
-        const bool active = e < g.batch && !(g.skip && g.skip[e] != 0);
+        const bool active = live(e);
         const bool row_ok = active && r < n;
         T x = row_ok ? xs[r] : T(0);
         const T inv = row_ok ? T(1) / L[tri_off(r) + r] : T(1);
-        // The next element into the other slot (its last reader, the previous element's
-        // solve, finished before the loop's closing __syncwarp).
-        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
+        // The next elements into the other slot (its last readers, the previous
+        // elements' solves and copy-out, finished before the barrier above).
+        if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
         __pipeline_commit();
         // L y = b
 #pragma unroll
@@ -765,7 +818,15 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
             const T y = __shfl_sync(kCholFull, x, i, G);
             if (r < i) x = fma(-lir, y, x);
         }
-        if (row_ok) g.b[vec_offset(g, r, e)] = x;
+        if (g.soa_b) {
+            if (row_ok) xs[r] = x;
+            __syncthreads();
+            const int64_t eq = eb + bs.qb;
+            if (live(eq))
+                for (int i = bs.t0; i < n; i += bs.ts) g.b[vec_offset(g, i, eq)] = bsl[slot * SL + NT + i];
+        } else if (row_ok) {
+            g.b[vec_offset(g, r, e)] = x;
+        }
         __syncwarp();
         slot ^= 1;
     }
