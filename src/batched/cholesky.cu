@@ -7,6 +7,13 @@
 // logical L(i, j), i >= j, is fast-grid (i, j), or (j, i) when `swap`. The other strict
 // triangle is never read nor written (the staging walks skip it without loading).
 //
+// The thread and warp kernels stage through a triangle map built once per block at the
+// front of dynamic shared memory: the stored triangle's entries in memory order, each
+// with its 32-bit fast-grid index and its packed offset, so that a staging loop visits
+// only the triangle (n (n + 1) / 2 positions, not n^2) at a few instructions each. They
+// take a matrix whose fast-grid indices fit in 31 bits; the block kernels (64-bit walks)
+// take the rest.
+//
 // Elements are handled by teams: a team is max(32, G) threads owning max(1, 32 / G)
 // elements, G threads per element. A team copies its elements' operands into its own
 // slice of shared memory with loads in memory order (AoS: element by element, row by
@@ -18,21 +25,29 @@
 //
 //   potrf, n <= 8: thread-per-element (G = 1). n is a template parameter: the packed
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
+//     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
+//     loads are in flight while these compute.
 //   potrf, 8 < n <= 32: warp-group, G = 16 (n <= 16, two elements per warp) or 32 lanes
 //     per element, lane r holding row r of L in registers; right-looking, the pivot by a
 //     shuffle, each scaled column through a shared buffer (two in turn: one __syncwarp a
 //     column) read back with 16-byte loads; the same sums in the same order. The warp
 //     kernels stage with cp.async into two slots per element: the next element's loads
-//     are in flight while this one computes.
+//     are in flight while this one computes. SoA operands are staged and copied out by
+//     the whole block (a warp's accesses of an entry span the block's consecutive
+//     elements: whole sectors), with a __syncthreads before each.
 //   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
 //     threads per element; the packed triangle and a copy of the current column in
 //     shared memory; right-looking, column j: every thread reads the pivot, the column is
 //     scaled (S threads over its rows), then the trailing triangle is updated (S threads
 //     over its entries in row order). An entry's sums still run l = 0..j-1 in order with
 //     fma, so both models give the same bits as left-looking.
+//   potrs, nrhs = 1, n <= 8: thread-per-element, the factor and x in registers, staged
+//     as potrf's thread kernel (two slots, cp.async).
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
 //     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
-//   potrs otherwise: G = the number of right-hand sides rounded up to a power of two, at most 128;
+//     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
+//     element) where the others divide: other bits, the same backward stability.
+//   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
 //     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
 //     The factor's triangle is staged once per element, B in chunks of G columns; each
 //     thread solves one column (L y = b, then L^T x = y) in shared memory.
@@ -45,6 +60,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 
@@ -74,7 +90,7 @@ __host__ __device__ constexpr int chol_pad_odd(int x) { return x | 1; }
 __host__ __device__ constexpr int tri_size(int n) { return n * (n + 1) / 2; }
 // Packed lower triangle, row-major: L(i, j) at tri_off(i) + j.
 __host__ __device__ constexpr int tri_off(int i) { return i * (i + 1) / 2; }
-constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
+__host__ __device__ constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 
 // The factor as the kernels see it (logical lower).
 template <class T>
@@ -126,62 +142,111 @@ __device__ __forceinline__ void load_tri(const Tri<U> &a, int n, int64_t e0, int
     });
 }
 
-// As team_load, but each mapped entry copied global -> shared by cp.async (no registers
-// held; the warp kernels prefetch the next element while computing this one). The caller
-// commits, waits (__pipeline_wait_prior) and __syncwarp's before reading.
-template <class T, class S, class Map>
-__device__ __forceinline__ void team_load_async(const T *g, S *sh, bool soa, int tid, int tt, int ept, int nr,
-                                                int nc, Map map) {
+// ---------------------------------------------------------------------------------
+// The triangle map of the thread and warp kernels: built once per block at the front of
+// dynamic shared memory, so that staging visits only the stored triangle's entries with
+// 32-bit offsets (the plan checks that every fast-grid index r * ld + c fits). map[t],
+// t < tri_size(n), is the t-th entry of the stored triangle in memory order (the fast
+// grid row by row): .x its fast-grid index, .y its packed offset tri_off(i) + j in the
+// low 16 bits and its logical column j above them.
+
+__host__ __device__ constexpr int64_t tri_map_bytes(int n) { return round16(int64_t(tri_size(n)) * 8); }
+__device__ __forceinline__ int map_sh(int2 m) { return m.y & 0xffff; }
+__device__ __forceinline__ int map_col(int2 m) { return m.y >> 16; }
+
+// Every thread of the block calls it (it ends with __syncthreads).
+__device__ void build_tri_map(int2 *map, int n, int ld, bool swap) {
+    for (int t = threadIdx.x; t < tri_size(n); t += blockDim.x) {
+        int r = 0, rem = t;
+        if (!swap) {
+            while (rem > r) rem -= ++r;  // fast row r holds c = 0 .. r = logical (r, c)
+            map[t] = make_int2(r * ld + rem, (tri_off(r) + rem) | (rem << 16));
+        } else {
+            while (rem >= n - r) rem -= n - r++;  // fast row r holds c = r .. n - 1 = logical (c, r)
+            const int c = r + rem;
+            map[t] = make_int2(r * ld + c, (tri_off(c) + r) | (r << 16));
+        }
+    }
+    __syncthreads();
+}
+
+// A warp's 32 elements, CNT entries each, copied by cp.async in memory order: position
+// z = lane + 32 k is entry t of element q, AoS (element by element) q = z / CNT,
+// t = z % CNT; SoA (the elements of an entry together) q = lane, t = k. map(q, t, &go,
+// &so) says whether and where. No registers are held by the loads in flight; the caller
+// commits, waits and __syncwarp's before reading.
+template <int CNT, class T, class S, class Map>
+__device__ __forceinline__ void warp_gather_async(const T *g, S *sh, bool soa, int lane, Map map) {
     static_assert(sizeof(T) == sizeof(S) && (sizeof(T) == 4 || sizeof(T) == 8), "cp.async of 4 or 8 bytes");
-    Walker w = soa ? Walker(tid, tt, ept, nc) : Walker(tid, tt, nc, nr);
-    const int last = soa ? nr : ept;
 #pragma unroll 4
-    for (; w.d2 < last; w.advance()) {
-        const int q = soa ? w.d0 : w.d2;
-        const int rr = soa ? w.d2 : w.d1, col = soa ? w.d1 : w.d0;
+    for (int k = 0; k < CNT; ++k) {
+        const int z = lane + 32 * k, q = soa ? lane : z / CNT, t = soa ? k : z % CNT;
         int64_t go = 0;
-        int so = -1;
-        if (map(q, rr, col, go, so)) __pipeline_memcpy_async(sh + so, g + go, sizeof(T));
+        int so = 0;
+        if (map(q, t, go, so)) __pipeline_memcpy_async(sh + so, g + go, sizeof(T));
     }
 }
 
-template <class T, class U>
-__device__ __forceinline__ void load_tri_async(const Tri<U> &a, int n, int64_t e0, int64_t batch, T *sh, int es,
-                                               int tid, int tt, int ept) {
-    team_load_async(a.p, sh, a.soa, tid, tt, ept, n, n, [&](int q, int r, int c, int64_t &go, int &so) {
-        const int i = a.swap ? c : r, j = a.swap ? r : c;
-        const int64_t e = e0 + q;
-        if (i < j || e >= batch) return false;
-        go = tri_offset(a, r, c, e);
-        so = q * es + tri_off(i) + j;
-        return true;
-    });
+template <int CNT, class T, class Map>
+__device__ __forceinline__ void warp_scatter(T *g, const T *sh, bool soa, int lane, Map map) {
+#pragma unroll 4
+    for (int k = 0; k < CNT; ++k) {
+        const int z = lane + 32 * k, q = soa ? lane : z / CNT, t = soa ? k : z % CNT;
+        int64_t go = 0;
+        int so = 0;
+        if (map(q, t, go, so)) g[go] = sh[so];
+    }
+}
+
+// The global offset of the stored-triangle entry with fast-grid index idx in element e.
+template <class T>
+__device__ __forceinline__ int64_t tri_at(const Tri<T> &a, int idx, int64_t e) {
+    return a.soa ? int64_t(idx) * a.stride + e : e * a.stride + idx;
 }
 
 // ---------------------------------------------------------------------------------
-// potrf, thread-per-element: N <= 8, the triangle in registers
+// potrf, thread-per-element: N <= 8, the triangle in registers, each warp staging its
+// 32 elements' triangles through shared memory in memory order (through the map).
 
 template <class T, int N>
 __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
-    constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    constexpr int64_t SLOT = int64_t(EPT) * ES;  // values per slot
+    constexpr int64_t TEAM_BYTES = round16(2 * SLOT * sizeof(T) + EPT * 4);
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
-    unsigned char *region = chol_smem + team * TEAM_BYTES;
+    const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
+    build_tri_map(reinterpret_cast<int2 *>(chol_smem), N, int(g.a.ld), g.a.swap);
+    unsigned char *region = chol_smem + tri_map_bytes(N) + team * TEAM_BYTES;
     T *const sh = reinterpret_cast<T *>(region);
-    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
-    const int64_t per_block = int64_t(teams) * EPT;
+    int *const failsh = reinterpret_cast<int *>(region + 2 * SLOT * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
+    // The triangles of the warp's 32 elements from e0 into slot `sl`.
+    auto prefetch = [&](int64_t e0, int sl) {
+        warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+            if (e0 + q >= g.batch) return false;
+            const int2 m = map[t];
+            go = tri_at(g.a, m.x, e0 + q);
+            so = q * ES + map_sh(m);
+            return true;
+        });
+    };
+    int slot = 0;
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    __pipeline_commit();
 
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
-        const int64_t e0 = eb + int64_t(team) * EPT;
-        load_tri<8>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
+        __pipeline_wait_prior(0);
         __syncwarp();
-
-        const int64_t e = e0 + lane;
-        T *const my = sh + lane * ES;
+        T *const my = sh + slot * SLOT + lane * ES;
         T r[NT];
 #pragma unroll
         for (int x = 0; x < NT; ++x) r[x] = my[x];
+        // The next 32 elements into the other slot (its last reader, the previous
+        // copy-out, finished before the loop's closing __syncwarp).
+        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
+        __pipeline_commit();
         int fail = 0;
 #pragma unroll
         for (int j = 0; j < N; ++j) {
@@ -210,16 +275,17 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         if (e < g.batch) g.info[e] = fail;
         __syncwarp();
 
-        team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
-            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-            const int64_t ee = e0 + q;
+        const T *const src = sh + slot * SLOT;
+        warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+            const int2 m = map[t];
             const int f = failsh[q];
-            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
-            go = tri_offset(g.a, rr, c, ee);
-            so = q * ES + tri_off(i) + j;
+            if (e0 + q >= g.batch || (f > 0 && map_col(m) >= f - 1)) return false;
+            go = tri_at(g.a, m.x, e0 + q);
+            so = q * ES + map_sh(m);
             return true;
         });
         __syncwarp();
+        slot ^= 1;
     }
 }
 
@@ -249,41 +315,97 @@ struct CholWarpShape {
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
 };
 
+// AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
+// batch) to dst[q * es + tri_off(i) + j], element by element in memory order through the
+// map.
+template <int EPT, class T, class U>
+__device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, int nt, int64_t e0, int64_t batch,
+                                             T *dst, int es, int lane) {
+#pragma unroll
+    for (int q = 0; q < EPT; ++q) {
+        const int64_t e = e0 + q;
+        if (e >= batch) break;
+        const U *const pe = a.p + e * a.stride;
+#pragma unroll 4
+        for (int t = lane; t < nt; t += 32) {
+            const int2 m = map[t];
+            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + m.x, sizeof(T));
+        }
+    }
+}
+
+// SoA: the warp kernels stage and copy out with the whole block, so that a warp's loads
+// and stores of one entry cover the block's PB = warps x EPT consecutive elements (whole
+// sectors) where one warp's own elements would fill only EPT values of each sector.
+// Thread x takes the block's element qb = x % PB and its entries t = x / PB, + ts, ...
+// (ts = blockDim.x / PB = 32 / EPT). The block meets a __syncthreads before reading what
+// others staged and before copying out what others computed.
+struct BlockSoa {
+    int qb, t0, ts;
+    __device__ explicit BlockSoa(int ept) {
+        const int pb = int(blockDim.x / 32) * ept;
+        qb = int(threadIdx.x) % pb;
+        t0 = int(threadIdx.x) / pb;
+        ts = int(blockDim.x) / pb;
+    }
+};
+
 template <class T, int C>
 __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
     using Shape = CholWarpShape<T, C>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
-    const int q = lane / G, r = lane % G, n = g.n;
-    unsigned char *region = chol_smem + team * Shape::TEAM_BYTES;
-    T *const sh = reinterpret_cast<T *>(region);
-    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
+    const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
+    build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
+    // Team w's region: EPT elements of ES values (two column buffers, two triangle
+    // slots), then EPT failure flags.
+    auto region = [&](int w) { return chol_smem + tri_map_bytes(n) + w * Shape::TEAM_BYTES; };
+    T *const sh = reinterpret_cast<T *>(region(team));
+    int *const failsh = reinterpret_cast<int *>(region(team) + int64_t(EPT) * ES * sizeof(T));
     T *const buf = sh + q * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    constexpr int TRI = Shape::TRI;
+    const bool soa = g.a.soa;  // uniform
+    const BlockSoa bs(EPT);
+    // SoA: this thread's block element's first triangle slot, and its failure flag.
+    T *const bdst = reinterpret_cast<T *>(region(bs.qb / EPT)) + (bs.qb % EPT) * ES + 2 * C;
+    const int *const bfail = reinterpret_cast<const int *>(region(bs.qb / EPT) + int64_t(EPT) * ES * sizeof(T)) +
+                             bs.qb % EPT;
+    // The block's elements from eb into slot `sl`.
+    auto prefetch = [&](int64_t eb, int sl) {
+        if (soa) {
+            const int64_t e = eb + bs.qb;
+            if (e < g.batch)
+                for (int t = bs.t0; t < nt; t += bs.ts) {
+                    const int2 m = map[t];
+                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + (int64_t(m.x) * g.a.stride + e),
+                                            sizeof(T));
+                }
+        } else {
+            tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
+        }
+    };
     int slot = 0;
-    {
-        const int64_t eb = int64_t(blockIdx.x) * per_block;
-        if (eb < g.batch) load_tri_async(g.a, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C, ES, lane, 32, EPT);
-        __pipeline_commit();
-    }
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block, 0);
+    __pipeline_commit();
 
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {  // block-uniform
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
         T *const tri = buf + 2 * C + slot * TRI;
         __pipeline_wait_prior(0);
-        __syncwarp();
+        if (soa)
+            __syncthreads();
+        else
+            __syncwarp();
 
         const bool row_ok = e < g.batch && r < n;
         T a[C];
 #pragma unroll
         for (int k = 0; k < C; ++k) a[k] = row_ok && k <= r ? tri[tri_off(r) + k] : T(0);
-        // The next element into the other slot (its last reader, the previous copy-out,
-        // finished before the loop's closing __syncwarp).
-        if (eb + step < g.batch)
-            load_tri_async(g.a, n, eb + step + int64_t(team) * EPT, g.batch, sh + 2 * C + (slot ^ 1) * TRI, ES, lane,
-                           32, EPT);
+        // The next elements into the other slot (its last readers, the previous copy-out,
+        // finished before the barrier above).
+        if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
         __pipeline_commit();
         bool alive = e < g.batch;
         int fail = 0;
@@ -325,17 +447,35 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             failsh[q] = fail;
             if (e < g.batch) g.info[e] = fail;
         }
-        __syncwarp();
 
-        team_store(g.a.p, sh + 2 * C + slot * TRI, g.a.soa, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
-            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-            const int64_t ee = e0 + qq;
-            const int f = failsh[qq];
-            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
-            go = tri_offset(g.a, rr, c, ee);
-            so = qq * ES + tri_off(i) + j;
-            return true;
-        });
+        // The copy-out in memory order through the map (a failed element: only the
+        // columns before its failure).
+        if (soa) {
+            __syncthreads();
+            const int64_t ee = eb + bs.qb;
+            const int f = *bfail;
+            if (ee < g.batch)
+                for (int t = bs.t0; t < nt; t += bs.ts) {
+                    const int2 m = map[t];
+                    if (f == 0 || map_col(m) < f - 1)
+                        g.a.p[int64_t(m.x) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
+                }
+        } else {
+            __syncwarp();
+            const T *const src = sh + 2 * C + slot * TRI;
+#pragma unroll
+            for (int qq = 0; qq < EPT; ++qq) {
+                const int64_t ee = e0 + qq;
+                if (ee >= g.batch) break;
+                const int f = failsh[qq];
+                T *const pe = g.a.p + ee * g.a.stride;
+#pragma unroll 4
+                for (int t = lane; t < nt; t += 32) {
+                    const int2 m = map[t];
+                    if (f == 0 || map_col(m) < f - 1) pe[m.x] = src[qq * ES + map_sh(m)];
+                }
+            }
+        }
         __syncwarp();
         slot ^= 1;
     }
@@ -479,14 +619,109 @@ __global__ void CHOL_MAXNREG potrs_kernel(const PotrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
+// potrs, one right-hand side, thread-per-element: N <= 8, the factor and x in
+// registers, both operands staged by each warp through shared memory in memory order
+// (the factor through the map). The diagonal's reciprocals are taken once; both
+// solves by rows: y_i = (b_i - sum_{l<i} l_il y_l) (1 / l_ii), then
+// x_i = (y_i - sum_{l>i} l_li x_l) (1 / l_ii), each sum in order with fma.
+
+template <class T>
+__device__ __forceinline__ int64_t vec_offset(const PotrsArgs<T> &g, int i, int64_t e) {
+    const int64_t idx = g.row_major_b ? int64_t(i) * g.ldb : i;  // entry (i, 0) of the n x 1 B
+    return g.soa_b ? idx * g.sb + e : e * g.sb + idx;
+}
+
+template <class T, int N>
+__global__ void CHOL_MAXNREG potrs_thread_kernel(const PotrsArgs<T> g) {
+    constexpr int NT = tri_size(N), ES = chol_pad_odd(NT + N), EPT = 32;
+    constexpr int64_t SLOT = int64_t(EPT) * ES;  // values per slot
+    constexpr int64_t TEAM_BYTES = round16(2 * SLOT * sizeof(T) + EPT * 4);
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
+    build_tri_map(reinterpret_cast<int2 *>(chol_smem), N, int(g.a.ld), g.a.swap);
+    unsigned char *region = chol_smem + tri_map_bytes(N) + team * TEAM_BYTES;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const actsh = reinterpret_cast<int *>(region + 2 * SLOT * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
+    // The factors and right-hand sides of the warp's 32 elements from e0 into slot `sl`
+    // (posv's failed elements too: reading them is harmless, they are not written).
+    auto prefetch = [&](int64_t e0, int sl) {
+        warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+            if (e0 + q >= g.batch) return false;
+            const int2 m = map[t];
+            go = tri_at(g.a, m.x, e0 + q);
+            so = q * ES + map_sh(m);
+            return true;
+        });
+        warp_gather_async<N>(static_cast<const T *>(g.b), sh + sl * SLOT, g.soa_b, lane,
+                             [&](int q, int t, int64_t &go, int &so) {
+                                 if (e0 + q >= g.batch) return false;
+                                 go = vec_offset(g, t, e0 + q);
+                                 so = q * ES + NT + t;
+                                 return true;
+                             });
+    };
+    int slot = 0;
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    __pipeline_commit();
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
+        const bool active = e < g.batch && !(g.skip && g.skip[e] != 0);
+        __pipeline_wait_prior(0);
+        __syncwarp();
+        T *const my = sh + slot * SLOT + lane * ES;
+        T L[NT], x[N], inv[N];
+#pragma unroll
+        for (int i = 0; i < NT; ++i) L[i] = active ? my[i] : T(1);
+#pragma unroll
+        for (int i = 0; i < N; ++i) x[i] = active ? my[NT + i] : T(0);
+        // The next 32 elements into the other slot (its last reader, the previous
+        // copy-out, finished before the loop's closing __syncwarp).
+        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
+        __pipeline_commit();
+#pragma unroll
+        for (int i = 0; i < N; ++i) inv[i] = T(1) / L[tri_off(i) + i];
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            T t = x[i];
+#pragma unroll
+            for (int l = 0; l < i; ++l) t = fma(-L[tri_off(i) + l], x[l], t);
+            x[i] = t * inv[i];
+        }
+#pragma unroll
+        for (int i = N - 1; i >= 0; --i) {
+            T t = x[i];
+#pragma unroll
+            for (int l = i + 1; l < N; ++l) t = fma(-L[tri_off(l) + i], x[l], t);
+            x[i] = t * inv[i];
+        }
+#pragma unroll
+        for (int i = 0; i < N; ++i) my[NT + i] = x[i];
+        actsh[lane] = active;
+        __syncwarp();
+        warp_scatter<N>(g.b, sh + slot * SLOT, g.soa_b, lane, [&](int q, int t, int64_t &go, int &so) {
+            if (!actsh[q]) return false;
+            go = vec_offset(g, t, e0 + q);
+            so = q * ES + NT + t;
+            return true;
+        });
+        __syncwarp();
+        slot ^= 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // potrs, one right-hand side, warp-group: G = C = 16 (n <= 16, two elements per warp)
 // or 32 lanes per element, lane r holding x_r in a register, the factor staged packed in
-// shared memory. L y = b by columns: lane j divides, its y_j goes out by a shuffle, lanes
-// below take fma(-l_rj, y_j, x_r) (each row's sum in the order l = 0 .. r - 1, as the
-// other models). L^T x = y by columns too: lane i divides, lanes above take
-// fma(-l_ir, x_i, x_r) reading row i of the factor (consecutive, no bank conflicts), so
-// row r's sum runs l = n - 1 down to r + 1: another order of the same terms, within the
-// same error bound.
+// shared memory (cp.async through the map, the next element's while this one solves).
+// The diagonal's reciprocals are taken once, one per lane. L y = b by columns: lane j
+// scales, its y_j goes out by a shuffle, lanes below take fma(-l_rj, y_j, x_r) (each
+// row's sum in the order l = 0 .. r - 1). L^T x = y by columns too: lane i scales, lanes
+// above take fma(-l_ir, x_i, x_r) reading row i of the factor (consecutive, no bank
+// conflicts), so row r's sum runs l = n - 1 down to r + 1. x goes back from the lanes'
+// registers.
 
 template <class T, int C>
 struct CholSolveShape {
@@ -500,52 +735,77 @@ template <class T, int C>
 __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
     using Shape = CholSolveShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, SL = Shape::SL, ES = Shape::ES, NT = tri_size(C);
+    static_assert(EPT <= 2, "one or two elements per warp");
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
-    const int q = lane / G, r = lane % G, n = g.n;
-    T *const sh = reinterpret_cast<T *>(chol_smem) + int64_t(team) * EPT * ES;
+    const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
+    const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
+    build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
+    // Element slots: the block's element qb (team qb / EPT, its element qb % EPT) at
+    // base + qb ES, two slots of SL values each (the packed triangle, then x).
+    T *const base = reinterpret_cast<T *>(chol_smem + tri_map_bytes(n));
+    T *const sh = base + int64_t(team) * EPT * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    const int nr = g.row_major_b ? n : 1, nc = g.row_major_b ? 1 : n;
-    // B's entries of the team's elements from e0 on, in slot `sl`.
-    auto bmap = [&](int64_t e0, int sl) {
-        return [&g, e0, sl](int qq, int rr, int cc, int64_t &go, int &so) {
-            const int64_t ee = e0 + qq;
-            if (ee >= g.batch || (g.skip && g.skip[ee] != 0)) return false;
-            const int64_t idx = int64_t(rr) * g.ldb + cc;
-            go = g.soa_b ? idx * g.sb + ee : ee * g.sb + idx;
-            so = qq * ES + sl * SL + NT + (g.row_major_b ? rr : cc);
-            return true;
-        };
-    };
-    auto prefetch = [&](int64_t e0, int sl) {
-        load_tri_async(g.a, n, e0, g.batch, sh + sl * SL, ES, lane, 32, EPT);
-        team_load_async(g.b, sh, g.soa_b, lane, 32, EPT, nr, nc, bmap(e0, sl));
+    const bool coop = g.a.soa || g.soa_b;  // uniform: SoA operands staged by the block
+    const BlockSoa bs(EPT);
+    T *const bsl = base + int64_t(bs.qb) * ES;
+    auto live = [&](int64_t ee) { return ee < g.batch && !(g.skip && g.skip[ee] != 0); };
+    // The block's elements from eb into slot `sl`.
+    auto prefetch = [&](int64_t eb, int sl) {
+        const int64_t e0 = eb + int64_t(team) * EPT, eq = eb + bs.qb;
+        if (g.a.soa) {
+            if (eq < g.batch)
+                for (int t = bs.t0; t < nt; t += bs.ts) {
+                    const int2 m = map[t];
+                    __pipeline_memcpy_async(bsl + sl * SL + map_sh(m), g.a.p + (int64_t(m.x) * g.a.stride + eq),
+                                            sizeof(T));
+                }
+        } else {
+            tri_prefetch<EPT>(g.a, map, nt, e0, g.batch, sh + sl * SL, ES, lane);
+        }
+        if (g.soa_b) {
+            if (live(eq))
+                for (int i = bs.t0; i < n; i += bs.ts)
+                    __pipeline_memcpy_async(bsl + sl * SL + NT + i, g.b + vec_offset(g, i, eq), sizeof(T));
+        } else {
+            // The warp's elements' n entries: z < EPT n with EPT <= 2, element z >= n.
+            for (int z = lane; z < EPT * n; z += 32) {
+                const int qq = int(z >= n), i = z - qq * n;
+                const int64_t ee = e0 + qq;
+                if (live(ee))
+                    __pipeline_memcpy_async(sh + qq * ES + sl * SL + NT + i, g.b + vec_offset(g, i, ee), sizeof(T));
+            }
+        }
     };
     int slot = 0;
-    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
+    if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block, 0);
     __pipeline_commit();
 
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {  // block-uniform
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + q;
         const T *const L = sh + q * ES + slot * SL;
         T *const xs = sh + q * ES + slot * SL + NT;
         __pipeline_wait_prior(0);
-        __syncwarp();
-        // The next element into the other slot (its last reader, the previous copy-out,
-        // finished before the loop's closing __syncwarp).
-        if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
-        __pipeline_commit();
+        if (coop)
+            __syncthreads();
+        else
+            __syncwarp();
         // Every lane meets every shuffle (the two elements of a warp may differ in
         // `active`); an inactive element's lanes compute on ones and zeros, unstored.
-        const bool active = e < g.batch && !(g.skip && g.skip[e] != 0);
+        const bool active = live(e);
         const bool row_ok = active && r < n;
         T x = row_ok ? xs[r] : T(0);
+        const T inv = row_ok ? T(1) / L[tri_off(r) + r] : T(1);
+        // The next elements into the other slot (its last readers, the previous
+        // elements' solves and copy-out, finished before the barrier above).
+        if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
+        __pipeline_commit();
         // L y = b
 #pragma unroll
         for (int j = 0; j < C; ++j) {
             if (j >= n) break;  // uniform
-            const T lrj = row_ok && r >= j ? L[tri_off(r) + j] : T(1);
-            if (r == j) x = x / lrj;
+            const T lrj = row_ok && r > j ? L[tri_off(r) + j] : T(0);
+            if (r == j) x = x * inv;
             const T y = __shfl_sync(kCholFull, x, j, G);
             if (r > j) x = fma(-lrj, y, x);
         }
@@ -553,14 +813,20 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 #pragma unroll
         for (int i = C - 1; i >= 0; --i) {
             if (i >= n) continue;  // uniform
-            const T lir = active && r <= i ? L[tri_off(i) + r] : T(1);
-            if (r == i) x = x / lir;
+            const T lir = active && r < i ? L[tri_off(i) + r] : T(0);
+            if (r == i) x = x * inv;
             const T y = __shfl_sync(kCholFull, x, i, G);
             if (r < i) x = fma(-lir, y, x);
         }
-        if (row_ok) xs[r] = x;
-        __syncwarp();
-        team_store(g.b, sh, g.soa_b, lane, 32, EPT, nr, nc, bmap(e0, slot));
+        if (g.soa_b) {
+            if (row_ok) xs[r] = x;
+            __syncthreads();
+            const int64_t eq = eb + bs.qb;
+            if (live(eq))
+                for (int i = bs.t0; i < n; i += bs.ts) g.b[vec_offset(g, i, eq)] = bsl[slot * SL + NT + i];
+        } else if (row_ok) {
+            g.b[vec_offset(g, r, e)] = x;
+        }
         __syncwarp();
         slot ^= 1;
     }
@@ -575,26 +841,49 @@ template <class T, int N>
 KernelSpec potrf_thread() {
     KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N>);
-    k.unit_shared = round16(int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
+    k.unit_shared = round16(2 * int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
+    k.block_shared = tri_map_bytes(N);
     return k;
 }
 
-template <class T>
-KernelSpec potrf_thread_for(int n) {
+template <class T, int N>
+KernelSpec potrs_thread() {
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&potrs_thread_kernel<T, N>);
+    k.unit_shared = round16(2 * int64_t(32) * chol_pad_odd(tri_size(N) + N) * int64_t(sizeof(T)) + 32 * 4);
+    k.block_shared = tri_map_bytes(N);
+    return k;
+}
+
+// The thread kernels for n = 1 .. 8 (Make<T, N>() for each N).
+template <class T, template <class, int> class Make>
+KernelSpec thread_for(int n) {
     switch (n) {
-    case 1: return potrf_thread<T, 1>();
-    case 2: return potrf_thread<T, 2>();
-    case 3: return potrf_thread<T, 3>();
-    case 4: return potrf_thread<T, 4>();
-    case 5: return potrf_thread<T, 5>();
-    case 6: return potrf_thread<T, 6>();
-    case 7: return potrf_thread<T, 7>();
-    default: return potrf_thread<T, 8>();
+    case 1: return Make<T, 1>::get();
+    case 2: return Make<T, 2>::get();
+    case 3: return Make<T, 3>::get();
+    case 4: return Make<T, 4>::get();
+    case 5: return Make<T, 5>::get();
+    case 6: return Make<T, 6>::get();
+    case 7: return Make<T, 7>::get();
+    default: return Make<T, 8>::get();
     }
 }
+template <class T, int N>
+struct MakePotrf {
+    static KernelSpec get() { return potrf_thread<T, N>(); }
+};
+template <class T, int N>
+struct MakePotrs {
+    static KernelSpec get() { return potrs_thread<T, N>(); }
+};
 
 constexpr int kThreadMaxN = 8;
 constexpr int kWarpMaxN = 32;
+
+// The thread and warp kernels stage through the triangle map, whose fast-grid indices
+// are 32-bit: they take a matrix only when its largest index (n - 1) ld + n - 1 fits.
+bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
 template <class T, int C>
 KernelSpec potrf_warp() {
@@ -625,21 +914,24 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
     const int n = int(pb.n);
     const int64_t es = int64_t(pb.elem_size());
+    const bool fits = map_fits(pb.a, n);
     KernelSpec k;
-    if (n <= kThreadMaxN) {
-        k = f64 ? potrf_thread_for<double>(n) : potrf_thread_for<float>(n);
+    if (n <= kThreadMaxN && fits) {
+        k = f64 ? thread_for<double, MakePotrf>(n) : thread_for<float, MakePotrf>(n);
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
         k.name = fmt::format("potrf_thread<{}, n={}>", tname(pb.dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
-                            "registers, each warp staging its 32 elements through shared memory in memory order",
+                            "registers, each warp staging its 32 elements' triangles through shared memory in "
+                            "memory order",
                             n, kThreadMaxN, tri_size(n));
-    } else if (n <= kWarpMaxN) {
+    } else if (n <= kWarpMaxN && fits) {
         k = f64 ? potrf_warp_for<double>(n) : potrf_warp_for<float>(n);
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
+        k.block_shared = tri_map_bytes(n);
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, one row of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
@@ -655,10 +947,11 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.unit_elements = 1;
         k.unit_shared = round16(int64_t(chol_pad_odd(tri_size(n) + n)) * es + 4);
         k.name = fmt::format("potrf_block<{}, {} threads per element>", tname(pb.dtype), S);
-        k.why = fmt::format("n = {} (above {}): a sub-block of {} threads per element factors it right-looking "
+        k.why = fmt::format("n = {} ({}): a sub-block of {} threads per element factors it right-looking "
                             "in shared memory (the packed triangle, {} bytes), the column scaled and the trailing "
                             "triangle updated in parallel",
-                            n, kThreadMaxN, S, int64_t(tri_size(n) + n) * es);
+                            n, n > kWarpMaxN ? fmt::format("above {}", kWarpMaxN) : "ld past 32-bit indices", S,
+                            int64_t(tri_size(n) + n) * es);
     }
     return k;
 }
@@ -671,11 +964,25 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     // (one from G = 32 on), each its factor and G columns of B; where that exceeds 96 KiB,
     // below 32 grow G (fewer elements per team), above 32 shrink it (fewer columns per
     // chunk; the chunk loop takes the rest), so that n = 128 fits every device's block.
-    if (nrhs == 1 && n > kThreadMaxN && n <= kWarpMaxN) {
+    const bool fits = map_fits(pb.a, n);
+    if (nrhs == 1 && n <= kThreadMaxN && fits) {
+        KernelSpec k = f64 ? thread_for<double, MakePotrs>(n) : thread_for<float, MakePotrs>(n);
+        k.model = Model::ThreadPerElement;
+        k.group = 1;
+        k.unit_threads = 32;
+        k.unit_elements = 32;
+        k.name = fmt::format("potrs_thread<{}, n={}>", tname(pb.dtype), n);
+        k.why = fmt::format("nrhs = 1, n = {} (at most {}): one thread solves a whole element, the factor and x in "
+                            "registers, the operands staged by each warp through shared memory in memory order",
+                            n, kThreadMaxN);
+        return k;
+    }
+    if (nrhs == 1 && n > kThreadMaxN && n <= kWarpMaxN && fits) {
         KernelSpec k = f64 ? (n <= 16 ? potrs_warp<double, 16>() : potrs_warp<double, 32>())
                            : (n <= 16 ? potrs_warp<float, 16>() : potrs_warp<float, 32>());
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
+        k.block_shared = tri_map_bytes(n);
         k.name = fmt::format("potrs_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
         k.why = fmt::format("nrhs = 1, n = {}: {} lanes per element, one row of x each in a register, both "
                             "triangular solves by columns with the solved entry broadcast by a shuffle",

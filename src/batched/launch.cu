@@ -40,7 +40,7 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
 
     KernelAttributes ka;
     ka.regs_per_thread = fa.numRegs;
-    ka.shared_fixed = int64_t(fa.sharedSizeBytes);
+    ka.shared_fixed = int64_t(fa.sharedSizeBytes) + k.block_shared;
     ka.max_threads_per_block = fa.maxThreadsPerBlock;
     for (;;) {
         ka.threads_per_unit = k.unit_threads * units_min;
@@ -60,7 +60,7 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     }
     cfg.block_threads = cfg.choice.chosen.block_threads;
     const int units = cfg.block_threads / k.unit_threads;
-    cfg.dynamic_shared = int64_t(units) * k.unit_shared;
+    cfg.dynamic_shared = k.block_shared + int64_t(units) * k.unit_shared;
     const int64_t per_block = int64_t(units) * k.unit_elements;
     const int64_t blocks = (batch + per_block - 1) / per_block;
     // A resident grid (one wave at the estimated occupancy); grid-stride beyond it.

@@ -18,6 +18,7 @@ struct KernelSpec {
     int unit_threads = 32;    // the estimator's unit of growth (a warp of elements, a team, a sub-block)
     int unit_elements = 1;    // elements a unit computes at once
     int64_t unit_shared = 0;  // dynamic shared bytes per unit
+    int64_t block_shared = 0; // dynamic shared bytes per block, before the units' (a table every unit reads)
     int sub = 0;              // block-per-element kernels: threads per element
     std::string why;          // why this model, one sentence
 };

@@ -54,7 +54,7 @@ std::vector<long double> make_spd(int64_t n, Rng &rng) {
 
 template <class T>
 void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &l, Rng &rng, double &worst_rec,
-                  double &worst_res) {
+                  double &worst_res, bool one_rhs = false) {
     INFO("n = " << n << ", batch = " << batch << ", " << l);
     const int32_t dtype = ref::Type<T>::dtype;
     const int32_t layout = l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
@@ -136,7 +136,10 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
     // nrhs: 1 and 3, and (small n) 17 and 130: the CUDA engine's warp-group teams and,
     // above 128 columns, several chunks.
     std::vector<int64_t> rhs_counts = {1, 3};
-    if (n <= 9) rhs_counts.insert(rhs_counts.end(), {17, 130});
+    if (one_rhs)
+        rhs_counts = {1};
+    else if (n <= 9)
+        rhs_counts.insert(rhs_counts.end(), {17, 130});
     for (int64_t nrhs : rhs_counts) {
         INFO("nrhs = " << nrhs);
         Batch<T> B(n, nrhs, l, batch);
@@ -259,6 +262,28 @@ void check_all() {
 
 TEMPLATE_TEST_CASE("batched potrf, potrs and posv: factors, solves and per-element info", "[batched][potrf]", float, double) {
     check_all<TestType>();
+}
+
+// Batches larger than one resident wave of the CUDA thread and warp kernels on a 132-SM
+// device (each warp then loops over several groups of elements, prefetching the next one
+// into its other slot while this one computes), in the benchmark's layout and in a padded
+// SoA column-major upper one; potrs with one right-hand side (the thread and warp
+// kernels). CUDA only: the host engine has no waves.
+TEMPLATE_TEST_CASE("batched potrf and potrs: batches past one resident wave", "[batched][potrf]", float, double) {
+    if (test::backend() != APAIRS_BACKEND_CUDA) return;  // nothing to test on the host
+    using T = TestType;
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), " << ref::Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    double rec = 0, res = 0;
+    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {8, 110017}, {16, 9001}, {32, 4001}};
+    for (const auto &[n, batch] : shapes)
+        for (const Layout &l : {Layout{false, true, true, 0, 0}, Layout{true, false, false, 1, 3}})
+            check_layout<T>(ctx.h, n, batch, l, rng, rec, res, true);
+    std::printf("[cuda] potrf/potrs %-8s large batches: worst reconstruction %.4f of the bound, worst residual "
+                "%.4f of 8 n u (seed %llu)\n",
+                ref::Type<T>::name, rec, res, static_cast<unsigned long long>(seed));
 }
 
 TEST_CASE("batched potrf and potrs: bad arguments fail with a status and write nothing", "[batched][potrf]") {
