@@ -402,9 +402,9 @@ __global__ void __launch_bounds__(1024) vec_cols_kernel(const Args<T> g) {
 // takes U x 32 / GL consecutive slots at a time (GL lanes per slot, the slots of one u
 // consecutive, so one load instruction of the warp covers consecutive rows: whole
 // sectors) and issues all of their loads before any sum, U x K chunks of A and of x per
-// lane, predicated rather than branched (arrays off the 16-byte grid: scalar loads, U = 1). Lane gl of a slot holds chunks gl, gl + GL, ...
-// (K at most) of its row, sums them in order, and the GL lanes add their sums in a fixed
-// xor tree. RC = 2 (float rows of 2 entries, ld = 2): one lane holds the 2 rows of its
+// lane (partial chunks or arrays off the 16-byte grid: U = 1, scalar loads where needed).
+// Lane gl of a slot holds chunks gl, gl + GL, ... (K at most) of its row, sums them in
+// order, and the GL lanes add their sums in a fixed xor tree. RC = 2 (float rows of 2 entries, ld = 2): one lane holds the 2 rows of its
 // chunk and sums each. Every lane of the warp runs the same trips (full-mask shuffles).
 
 template <class T>
@@ -476,51 +476,53 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
             }
             for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
             if (gl == 0 && ok) store_ab(g.y + e * g.ye + int64_t(i) * g.yi, part, g.alpha, g.beta);
-            continue;
-        }
-        T av[U][K][V], xv[U][K][V];
+        } else {
+            T av[U][K][V], xv[U][K][V];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            int64_t e;
-            int i;
-            const bool ok = slot(u, e, i);
-            const T *const ap = g.a + e * g.ae + int64_t(i) * g.ar, *const xp = g.x + e * g.xe;
-            if constexpr (RC == 1) {
+            for (int u = 0; u < U; ++u) {
+                int64_t e;
+                int i;
+                const bool ok = slot(u, e, i);
+                const T *const ap = g.a + e * g.ae + int64_t(i) * g.ar, *const xp = g.x + e * g.xe;
+                if constexpr (RC == 1) {
 #pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
-                    load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
-                    load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
+                    for (int k = 0; k < K; ++k) {
+                        const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
+                        load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
+                        load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
+                    }
+                } else {
+                    // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
+                    const int nr = ok ? min(RC, g.rows - i) : 0;
+                    load_part<T, VEC, TAIL>(ap, 0, nr * COLS, av[u][0]);
+#pragma unroll
+                    for (int l = 0; l < V; ++l) xv[u][0][l] = l < COLS && nr > 0 ? __ldg(xp + l) : T(0);
                 }
-            } else {
-                // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
-                const int nr = ok ? min(RC, g.rows - i) : 0;
-                load_part<T, VEC, TAIL>(ap, 0, nr * COLS, av[u][0]);
-#pragma unroll
-                for (int l = 0; l < V; ++l) xv[u][0][l] = l < COLS && nr > 0 ? __ldg(xp + l) : T(0);
             }
-        }
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-            int64_t e;
-            int i;
-            const bool ok = slot(u, e, i);
-            T *const yp = g.y + e * g.ye + int64_t(i) * g.yi;
-            if constexpr (RC == 1) {
-                double part = 0;
+            for (int u = 0; u < U; ++u) {
+                int64_t e;
+                int i;
+                const bool ok = slot(u, e, i);
+                T *const yp = g.y + e * g.ye + int64_t(i) * g.yi;
+                if constexpr (RC == 1) {
+                    double part = 0;
 #pragma unroll
-                for (int k = 0; k < K; ++k)
+                    for (int k = 0; k < K; ++k)
 #pragma unroll
-                    for (int c = 0; c < V; ++c) part = fma(double(av[u][k][c]), double(xv[u][k][c]), part);
-                for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-                if (gl == 0 && ok) store_ab(yp, part, g.alpha, g.beta);
-            } else {
+                        for (int c = 0; c < V; ++c) part = fma(double(av[u][k][c]), double(xv[u][k][c]), part);
+                    for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1)
+                        part += __shfl_xor_sync(0xffffffffu, part, off);
+                    if (gl == 0 && ok) store_ab(yp, part, g.alpha, g.beta);
+                } else {
 #pragma unroll
-                for (int r = 0; r < RC; ++r) {
-                    double sum = 0;
+                    for (int r = 0; r < RC; ++r) {
+                        double sum = 0;
 #pragma unroll
-                    for (int l = 0; l < COLS; ++l) sum = fma(double(av[u][0][r * COLS + l]), double(xv[u][0][l]), sum);
-                    if (ok && i + r < g.rows) store_ab(yp + r * g.yi, sum, g.alpha, g.beta);
+                        for (int l = 0; l < COLS; ++l)
+                            sum = fma(double(av[u][0][r * COLS + l]), double(xv[u][0][l]), sum);
+                        if (ok && i + r < g.rows) store_ab(yp + r * g.yi, sum, g.alpha, g.beta);
+                    }
                 }
             }
         }
