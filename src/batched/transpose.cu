@@ -1,7 +1,8 @@
 // The layout adapter: AoS <-> SoA for every element's `entries` values. As a matrix,
 // AoS is batch x entries (row e at e * stride) and SoA is entries x batch (row i at
 // i * stride): the adapter is a matrix transpose, done in 32 x 32 tiles through shared
-// memory so that both the reads and the writes run along rows (whole memory lines).
+// memory so that both the reads and the writes run along rows (whole memory lines);
+// elements of at most 16 entries take tiles of all their entries instead (narrow kernel).
 #include <cuda_runtime.h>
 
 #include <algorithm>
