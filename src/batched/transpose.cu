@@ -1,9 +1,11 @@
 // The layout adapter: AoS <-> SoA for every element's `entries` values. As a matrix,
 // AoS is batch x entries (row e at e * stride) and SoA is entries x batch (row i at
 // i * stride): the adapter is a matrix transpose, done in 32 x 32 tiles through shared
-// memory so that both the reads and the writes run along rows (whole memory lines).
+// memory so that both the reads and the writes run along rows (whole memory lines);
+// elements of at most 16 entries take tiles of all their entries instead (narrow kernel).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -61,6 +63,84 @@ __global__ void transpose_kernel(const TransposeArgs<T> g) {
     }
 }
 
+// Narrow matrices: one side of `in` of at most kNarrow entries (a batch of small AoS
+// elements, or its SoA image). A 32 x 32 tile would be mostly empty there; the tile is
+// instead the whole narrow side (padded to TC, a power of two) by TW = kNarrowTile / TC
+// of the wide side, every thread moving 8 values (all loads in flight before the stores).
+// The reads of a warp cover 32 consecutive values of `in` in its row order, the writes 32
+// of `out` in its own; the tile is held as out's rows, each padded so that neither phase
+// meets more than a 2-way bank conflict.
+constexpr int kNarrow = 16, kLgNarrowTile = 11, kNarrowTile = 1 << kLgNarrowTile;
+static_assert(kNarrowTile % kUnit == 0, "whole values per thread");
+
+template <class T>
+struct NarrowArgs {
+    const T *in;
+    T *out;
+    int64_t rows, cols;  // of `in`
+    int64_t ld_in, ld_out;
+    int lg_tc;  // log2 of the narrow side's tile extent TC
+    int pitch;  // of a row of the tile in shared memory (an out row)
+};
+
+// NC: the narrow side is in's columns (AoS -> SoA), else its rows (SoA -> AoS). On the
+// narrow side's pass (NC: the reads, else the writes) each thread keeps one narrow index
+// and walks the wide side by kUnit / TC, so its addresses are one pointer and a step.
+template <class T, bool NC>
+__global__ void __launch_bounds__(1024, sizeof(T) == 4 && NC ? 2 : 1) transpose_narrow_kernel(const NarrowArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char transpose_smem[];
+    constexpr int kPer = kNarrowTile / kUnit;
+    const int unit = threadIdx.x / kUnit, units = blockDim.x / kUnit, tid = threadIdx.x % kUnit;
+    const int lg_tc = g.lg_tc, lg_tw = kLgNarrowTile - lg_tc, P = g.pitch;
+    const int TC = 1 << lg_tc, TW = 1 << lg_tw, walk = kUnit >> lg_tc;
+    const int narrow = tid & (TC - 1), wide0 = tid >> lg_tc;  // this thread's indices on the narrow side's pass
+    T *const tile = reinterpret_cast<T *>(transpose_smem) + unit * (NC ? TC : TW) * P;
+    const int64_t wide = NC ? g.rows : g.cols, nlen = NC ? g.cols : g.rows;
+    const int64_t tiles = (wide + TW - 1) / TW;
+    for (int64_t t = int64_t(blockIdx.x) * units + unit; t < tiles; t += int64_t(gridDim.x) * units) {
+        const int64_t w0 = t * TW;
+        T v[kPer];
+        // The tile holds out's rows: tile[c * P + r] for in's (r, c), tile-relative.
+        if constexpr (NC) {
+            const T *p = g.in + (w0 + wide0) * g.ld_in + narrow;
+            const int64_t step = int64_t(walk) * g.ld_in;
+#pragma unroll
+            for (int k = 0; k < kPer; ++k, p += step)
+                if (narrow < nlen && w0 + wide0 + k * walk < wide) v[k] = *p;
+#pragma unroll
+            for (int k = 0; k < kPer; ++k) tile[narrow * P + wide0 + k * walk] = v[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < kPer; ++k) {
+                const int q = tid + k * kUnit, r = q >> lg_tw, c = q & (TW - 1);
+                if (r < nlen && w0 + c < wide) v[k] = g.in[r * g.ld_in + w0 + c];
+            }
+#pragma unroll
+            for (int k = 0; k < kPer; ++k) {
+                const int q = tid + k * kUnit;
+                tile[(q & (TW - 1)) * P + (q >> lg_tw)] = v[k];
+            }
+        }
+        __syncthreads();
+        if constexpr (NC) {
+            // out row c (narrow), columns w0 + r.
+#pragma unroll 1
+            for (int k = 0; k < kPer; ++k) {
+                const int q = tid + k * kUnit, c = q >> lg_tw, r = q & (TW - 1);
+                if (c < nlen && w0 + r < wide) g.out[c * g.ld_out + w0 + r] = tile[c * P + r];
+            }
+        } else {
+            // out row w0 + c (wide), column `narrow`.
+            T *p = g.out + (w0 + wide0) * g.ld_out + narrow;
+            const int64_t step = int64_t(walk) * g.ld_out;
+#pragma unroll 1
+            for (int k = 0; k < kPer; ++k, p += step)
+                if (narrow < nlen && w0 + wide0 + k * walk < wide) *p = tile[(wide0 + k * walk) * P + narrow];
+        }
+        __syncthreads();
+    }
+}
+
 // The values are moved as unsigned integers of their width: bit for bit.
 template <class T>
 KernelSpec spec() {
@@ -76,7 +156,46 @@ KernelSpec spec() {
     return k;
 }
 
+// The narrow kernel's tile: lg_tc, TW and the pitch of its rows (out's rows: TC of TW
+// values when in's columns are narrow, TW of TC otherwise). With in's columns narrow the
+// reads put 32 / TC consecutive rows of TC values into the tile's columns: a pitch of TW
+// plus 128 bytes / TC values keeps them on distinct banks; else an odd pitch.
+struct Narrow {
+    int lg_tc = 0, tw = 0, pitch = 0, tile_rows = 0;
+};
+Narrow narrow_of(const TransposeProblem &pb) {
+    Narrow n;
+    while ((int64_t(1) << n.lg_tc) < pb.entries) ++n.lg_tc;
+    const int tc = 1 << n.lg_tc, words = 128 / int(pb.elem_size());
+    n.tw = kNarrowTile / tc;
+    const bool narrow_cols = !pb.in.soa;
+    n.pitch = narrow_cols ? n.tw + std::max(1, words / tc) : tc + 1;
+    n.tile_rows = narrow_cols ? tc : n.tw;
+    return n;
+}
+bool is_narrow(const TransposeProblem &pb) {
+    return pb.entries <= kNarrow && (pb.elem_size() == 4 || pb.elem_size() == 8);
+}
+
+template <class T>
+KernelSpec narrow_spec(const TransposeProblem &pb) {
+    const Narrow n = narrow_of(pb);
+    KernelSpec k;
+    k.fn = pb.in.soa ? reinterpret_cast<const void *>(&transpose_narrow_kernel<T, false>)
+                     : reinterpret_cast<const void *>(&transpose_narrow_kernel<T, true>);
+    k.model = Model::Tiles;
+    k.unit_threads = kUnit;
+    k.unit_elements = 1;  // a unit moves one tile
+    k.unit_shared = int64_t(n.tile_rows) * n.pitch * int64_t(sizeof(T));
+    k.name = fmt::format("transpose_narrow<{}-byte values, {} x {} tiles>", sizeof(T), n.tw, 1 << n.lg_tc);
+    k.why = fmt::format("{} entries per element: a tile holds all of them for {} elements, so that the reads and "
+                        "writes of every warp run along 32 consecutive values",
+                        pb.entries, n.tw);
+    return k;
+}
+
 KernelSpec spec_for(const TransposeProblem &pb) {
+    if (is_narrow(pb)) return pb.elem_size() == 8 ? narrow_spec<uint64_t>(pb) : narrow_spec<uint32_t>(pb);
     switch (pb.elem_size()) {
     case 8: return spec<uint64_t>();
     case 4: return spec<uint32_t>();
@@ -85,6 +204,7 @@ KernelSpec spec_for(const TransposeProblem &pb) {
 }
 
 int64_t tiles_of(const TransposeProblem &pb) {
+    if (is_narrow(pb)) return (pb.batch + narrow_of(pb).tw - 1) / narrow_of(pb).tw;
     return (pb.batch + kTile - 1) / kTile * ((pb.entries + kTile - 1) / kTile);
 }
 
@@ -101,6 +221,19 @@ TransposeArgs<T> args_of(const TransposeProblem &pb, const void *in, void *out) 
     return g;
 }
 
+template <class T>
+NarrowArgs<T> narrow_args_of(const TransposeProblem &pb, const void *in, void *out) {
+    const TransposeArgs<T> t = args_of<T>(pb, in, out);
+    const Narrow n = narrow_of(pb);
+    NarrowArgs<T> g;
+    g.in = t.in, g.out = t.out;
+    g.rows = t.rows, g.cols = t.cols;
+    g.ld_in = t.ld_in, g.ld_out = t.ld_out;
+    g.lg_tc = n.lg_tc;
+    g.pitch = n.pitch;
+    return g;
+}
+
 }  // namespace
 
 CudaConfig plan_transpose_cuda(const TransposeProblem &pb, int device, double occupancy_target) {
@@ -112,6 +245,9 @@ void launch_transpose_cuda(const TransposeProblem &pb, const CudaConfig &cfg, vo
                            void *out) {
     DeviceScope scope(cfg.device);
     constexpr const char *what = "batched transpose kernel launch";
+    if (is_narrow(pb))
+        return pb.elem_size() == 8 ? launch_planned(cfg, stream, narrow_args_of<uint64_t>(pb, in, out), what)
+                                   : launch_planned(cfg, stream, narrow_args_of<uint32_t>(pb, in, out), what);
     switch (pb.elem_size()) {
     case 8: return launch_planned(cfg, stream, args_of<uint64_t>(pb, in, out), what);
     case 4: return launch_planned(cfg, stream, args_of<uint32_t>(pb, in, out), what);

@@ -13,7 +13,14 @@
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
-//   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot): a group of
+//   AoS, op(A)'s rows contiguous, on the 16-byte grid (ld and the element stride multiples
+//     of 16 bytes; rows of at most 64 chunks), with elements enough to fill the device:
+//     vec_flat_kernel takes the batch as one stream of rows (each element's padded to a
+//     power of two), GL lanes per row and U x 32 / GL consecutive rows per warp at once,
+//     every load of A and x issued before the first sum (U x K 16-byte chunks per lane):
+//     a warp's loads cover consecutive rows of consecutive elements, whole sectors, with
+//     no per-element setup. Rows of 2 floats go two to a lane.
+//   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
 //     G = 1 is thread-per-element (rows of at most one chunk), G <= 32 warp-group, and
@@ -101,18 +108,24 @@ __device__ __forceinline__ int shift_of(const T *p) {
     return int((reinterpret_cast<uintptr_t>(p) / sizeof(T)) & (Vec<T>::n - 1));
 }
 
+// The V entries at p (on a 16-byte boundary): one 16-byte load.
+template <class T>
+__device__ __forceinline__ void load_vec(const T *p, T (&v)[Vec<T>::n]) {
+    const typename Vec<T>::type w = __ldg(reinterpret_cast<const typename Vec<T>::type *>(p));
+    if constexpr (Vec<T>::n == 4) {
+        v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
+    } else {
+        v[0] = w.x, v[1] = w.y;
+    }
+}
+
 // Entries [c0, c0 + V) of p that lie in [0, len), zeros elsewhere: one 16-byte load when
 // the chunk is whole and `aligned` (p + c0 on a 16-byte boundary), else scalar loads.
 template <class T>
 __device__ __forceinline__ void load_chunk(const T *p, int c0, int len, bool aligned, T (&v)[Vec<T>::n]) {
     constexpr int V = Vec<T>::n;
     if (aligned && c0 >= 0 && c0 + V <= len) {
-        const typename Vec<T>::type w = __ldg(reinterpret_cast<const typename Vec<T>::type *>(p + c0));
-        if constexpr (V == 4) {
-            v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
-        } else {
-            v[0] = w.x, v[1] = w.y;
-        }
+        load_vec(p + c0, v);
     } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) {
@@ -122,9 +135,14 @@ __device__ __forceinline__ void load_chunk(const T *p, int c0, int len, bool ali
     }
 }
 
+// y = alpha sum + beta y, rounded to T once; beta = 0 never reads y.
+template <class T>
+__device__ __forceinline__ void store_ab(T *p, double sum, double alpha, double beta) {
+    *p = T(beta != 0 ? alpha * sum + beta * double(*p) : alpha * sum);
+}
 template <class T>
 __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
-    *p = T(g.beta != 0 ? g.alpha * sum + g.beta * double(*p) : g.alpha * sum);
+    store_ab(p, sum, g.alpha, g.beta);
 }
 
 // ---------------------------------------------------------------------------------
@@ -378,6 +396,152 @@ __global__ void __launch_bounds__(1024) vec_cols_kernel(const Args<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
+// AoS, rows of op(A) contiguous, many elements (vec_flat_kernel): the batch as one stream
+// of row slots. Each element's rows are padded to a power of two of slots (RC rows a
+// slot), slot s of the whole batch is element s >> lg_slots, row (s & mask) RC. A warp
+// takes U x 32 / GL consecutive slots at a time (GL lanes per slot, the slots of one u
+// consecutive, so one load instruction of the warp covers consecutive rows: whole
+// sectors) and issues all of their loads before any sum, U x K chunks of A and of x per
+// lane (partial chunks or arrays off the 16-byte grid: U = 1, scalar loads where needed).
+// Lane gl of a slot holds chunks gl, gl + GL, ... (K at most) of its row, sums them in
+// order, and the GL lanes add their sums in a fixed xor tree. RC = 2 (float rows of 2 entries, ld = 2): one lane holds the 2 rows of its
+// chunk and sums each. Every lane of the warp runs the same trips (full-mask shuffles).
+
+template <class T>
+struct FlatArgs {
+    const T *a, *x;
+    T *y;
+    int64_t ae, ar, xe, ye, yi;  // A's entry (i, l) at a[e*ae + i*ar + l], x's l at x[e*xe + l]
+    int rows, cols;              // op(A)
+    int lg_gl, lg_slots;         // log2 of the lanes per slot, of the slots per element
+    double alpha, beta;          // already rounded to T; beta = 0 never reads y
+    int64_t batch;
+    bool vec;   // every chunk of A (and of x, RC = 1) starts on a 16-byte boundary: vector loads
+    bool tail;  // some chunk is partial (RC = 1: cols not a multiple of V; RC = 2: rows odd)
+};
+
+// Entries [c0, c0 + V) of p that lie below len (zeros past it): one 16-byte load when VEC
+// and the chunk is whole, else guarded scalar loads. !TAIL: every chunk is whole or empty.
+template <class T, bool VEC, bool TAIL>
+__device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Vec<T>::n]) {
+    constexpr int V = Vec<T>::n;
+    if (VEC && !TAIL) {
+        if (c0 < len) {
+            load_vec(p + c0, v);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[k] = T(0);
+        }
+    } else if (VEC && c0 + V <= len) {
+        load_vec(p + c0, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[k] = c0 + k < len ? __ldg(p + c0 + k) : T(0);
+    }
+}
+
+template <class T, int K, int U, int RC, bool VEC, bool TAIL>
+__device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
+    constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
+    static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
+    const int lane = threadIdx.x & 31, lg_gl = g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
+    const int per_u = 32 >> lg_gl;  // slots of one u in a warp
+    const int64_t smask = (int64_t(1) << g.lg_slots) - 1, slots = g.batch << g.lg_slots;
+    const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    const int64_t step = ((int64_t(gridDim.x) * blockDim.x) >> 5) * per_u * U;
+    for (int64_t b0 = warp * per_u * U; b0 < slots; b0 += step) {
+        // Slot u of this lane: element e, rows i .. i + RC - 1 (recomputed for the stores,
+        // which keeps registers for the loads).
+        auto slot = [&](int u, int64_t &e, int &i) {
+            const int64_t s = b0 + u * per_u + (lane >> lg_gl);
+            e = s >> g.lg_slots;
+            i = int(s & smask) * RC;
+            return e < g.batch && i < g.rows;
+        };
+        if constexpr (RC == 1 && (TAIL || !VEC)) {
+            // The slow path (U = 1): a chunk at a time, its loads consumed at once.
+            int64_t e;
+            int i;
+            const bool ok = slot(0, e, i);
+            const T *const ap = g.a + e * g.ae + int64_t(i) * g.ar, *const xp = g.x + e * g.xe;
+            double part = 0;
+#pragma unroll 1
+            for (int k = 0; k < K; ++k) {
+                const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
+                T av[V], xv[V];
+                load_part<T, VEC, TAIL>(ap, c0, len, av);
+                load_part<T, VEC, TAIL>(xp, c0, len, xv);
+#pragma unroll
+                for (int c = 0; c < V; ++c) part = fma(double(av[c]), double(xv[c]), part);
+            }
+            for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+            if (gl == 0 && ok) store_ab(g.y + e * g.ye + int64_t(i) * g.yi, part, g.alpha, g.beta);
+        } else {
+            T av[U][K][V], xv[U][K][V];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                int64_t e;
+                int i;
+                const bool ok = slot(u, e, i);
+                const T *const ap = g.a + e * g.ae + int64_t(i) * g.ar, *const xp = g.x + e * g.xe;
+                if constexpr (RC == 1) {
+#pragma unroll
+                    for (int k = 0; k < K; ++k) {
+                        const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
+                        load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
+                        load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
+                    }
+                } else {
+                    // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
+                    const int nr = ok ? min(RC, g.rows - i) : 0;
+                    load_part<T, VEC, TAIL>(ap, 0, nr * COLS, av[u][0]);
+#pragma unroll
+                    for (int l = 0; l < V; ++l) xv[u][0][l] = l < COLS && nr > 0 ? __ldg(xp + l) : T(0);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                int64_t e;
+                int i;
+                const bool ok = slot(u, e, i);
+                T *const yp = g.y + e * g.ye + int64_t(i) * g.yi;
+                if constexpr (RC == 1) {
+                    double part = 0;
+#pragma unroll
+                    for (int k = 0; k < K; ++k)
+#pragma unroll
+                        for (int c = 0; c < V; ++c) part = fma(double(av[u][k][c]), double(xv[u][k][c]), part);
+                    for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1)
+                        part += __shfl_xor_sync(0xffffffffu, part, off);
+                    if (gl == 0 && ok) store_ab(yp, part, g.alpha, g.beta);
+                } else {
+#pragma unroll
+                    for (int r = 0; r < RC; ++r) {
+                        double sum = 0;
+#pragma unroll
+                        for (int l = 0; l < COLS; ++l)
+                            sum = fma(double(av[u][0][r * COLS + l]), double(xv[u][0][l]), sum);
+                        if (ok && i + r < g.rows) store_ab(yp + r * g.yi, sum, g.alpha, g.beta);
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <class T, int K, int U, int RC>
+__global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
+    // Partial chunks (rows not a multiple of 16 bytes), misaligned arrays: one slot per
+    // lane at a time, scalar loads where needed (the same sums).
+    if (g.vec && !g.tail)
+        flat_body<T, K, U, RC, true, false>(g);
+    else if (g.vec)
+        flat_body<T, K, 1, RC, true, true>(g);
+    else
+        flat_body<T, K, 1, RC, false, true>(g);
+}
+
+// ---------------------------------------------------------------------------------
 // Selection (plan only: launch runs the planned kernel, with the shape recomputed from
 // the element's dimensions and the planned group size, never from the batch)
 
@@ -393,6 +557,7 @@ struct Op {
     int rows, cols;
     bool soa, rows_contiguous;  // AoS: ac = 1 (rows kernel) or ar = 1 (cols kernel)
     int64_t ar, ac;             // within an element (AoS), or times the batch stride (SoA)
+    int64_t ae;                 // AoS: A's element stride (dot: x's)
     int64_t batch;
 };
 
@@ -405,7 +570,7 @@ Op op_of(const GemvProblem &pb) {
     if (pb.trans) std::swap(ar, ac);
     o.rows_contiguous = ac == 1 && (ar != 1 || o.cols >= o.rows);
     if (o.soa) ar *= pb.a.stride, ac *= pb.a.stride;
-    o.ar = ar, o.ac = ac, o.batch = pb.batch;
+    o.ar = ar, o.ac = ac, o.ae = pb.a.stride, o.batch = pb.batch;
     return o;
 }
 
@@ -416,6 +581,7 @@ Op op_of(const DotProblem &pb) {
     o.rows_contiguous = true;
     o.ar = o.soa ? pb.n * pb.x.stride : pb.n;
     o.ac = o.soa ? pb.x.stride : 1;
+    o.ae = pb.x.stride;
     o.batch = pb.batch;
     return o;
 }
@@ -487,6 +653,70 @@ const void *soa_kernel(int rt, int ew) {
     }
 }
 
+// The flat kernel's shape for an AoS op whose rows are contiguous, from the element's
+// dimensions and strides only; gl = 0 where it does not apply (rows of more than 64
+// chunks, or A's rows and elements not all on one 16-byte alignment).
+struct FlatShape {
+    int gl = 0, k = 1, u = 4, rc = 1;  // lanes per slot, chunks per lane, slots per lane, rows per slot
+    int lg_slots = 0;                  // log2 of the slots per element
+};
+template <class T>
+FlatShape flat_shape(const Op &o) {
+    constexpr int V = Vec<T>::n;
+    FlatShape f;
+    if (o.soa || !o.rows_contiguous || o.ae % V != 0) return f;
+    const int nch = chunks_of<T>(o.cols);
+    if (nch > 64) return f;
+    if (V == 4 && o.cols == 2 && o.rows > 1 && o.ar == 2) {
+        f.rc = 2;  // rows of 2 floats, packed: 2 rows a chunk, one lane each (rows of one
+                   // entry have ar = 1 and go to the columns kernel)
+    } else if (o.rows > 1 && o.ar % V != 0) {
+        return f;
+    }
+    const int p2 = int(pow2ceil(nch));
+    f.gl = std::max(std::min(8, p2), p2 / 4);
+    f.k = int(pow2ceil((nch + f.gl - 1) / f.gl));
+    f.u = 4 / f.k;
+    f.lg_slots = lg2((o.rows + f.rc - 1) / f.rc);
+    return f;
+}
+
+template <class T>
+const void *flat_kernel(const FlatShape &f) {
+    if constexpr (Vec<T>::n == 4)
+        if (f.rc == 2) return reinterpret_cast<const void *>(&vec_flat_kernel<T, 1, 4, 2>);
+    switch (f.k) {
+    case 1: return reinterpret_cast<const void *>(&vec_flat_kernel<T, 1, 4, 1>);
+    case 2: return reinterpret_cast<const void *>(&vec_flat_kernel<T, 2, 2, 1>);
+    default: return reinterpret_cast<const void *>(&vec_flat_kernel<T, 4, 1, 1>);
+    }
+}
+
+template <class T>
+KernelSpec flat_spec(const Op &o, const FlatShape &f, const char *op) {
+    const char *tn = sizeof(T) == 8 ? "f64" : "f32";
+    KernelSpec k;
+    k.fn = flat_kernel<T>(f);
+    const int per_warp = f.u * 32 / f.gl, slots = 1 << f.lg_slots;  // slots a warp takes at once, an element has
+    if (slots <= per_warp) {
+        k.unit_threads = 32;
+        k.unit_elements = per_warp / slots;
+    } else {
+        k.unit_threads = 32 * std::min(8, slots / per_warp);
+        k.unit_elements = 1;
+    }
+    k.group = f.gl * slots;
+    k.model = k.group == 1 ? Model::ThreadPerElement : Model::WarpGroup;
+    k.name = fmt::format("{}_flat<{}, {} lanes x {} chunks per row, {} rows per lane, {} row slots per element, {} "
+                         "slots per lane at once>",
+                         op, tn, f.gl, f.k, f.rc, slots, f.u);
+    k.why = fmt::format("AoS, {} contiguous rows of {} entries, many elements: the batch as one stream of rows, "
+                        "{} lanes per row with 16-byte loads, {} loads of A per lane in flight, sums reduced by "
+                        "shuffles",
+                        o.rows, o.cols, f.gl, f.k * f.u);
+    return k;
+}
+
 template <class T>
 KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
     const int64_t fill = fill_threads(sm_count);
@@ -534,6 +764,9 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
                                      o.batch, o.rows, w);
         return k;
     }
+    // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the device.
+    if (const FlatShape f = flat_shape<T>(o); f.gl > 0 && o.batch * (int64_t(f.gl) << f.lg_slots) >= fill)
+        return flat_spec<T>(o, f, op);
     const int chunks_in = chunks_of<T>(o.rows_contiguous ? o.cols : o.rows);
     const int outer = o.rows_contiguous ? o.rows : o.cols;
     const int split = aos_split<T>(o);
@@ -605,6 +838,31 @@ void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T>
     }
 }
 
+// The flat kernel's arguments, where it is the planned kernel (false otherwise). A and x
+// take vector loads where every chunk is aligned (the array's address too).
+template <class T>
+bool launch_flat(const Op &o, const CudaConfig &cfg, void *stream, const void *a, const void *x, void *y,
+                 int64_t xe, int64_t ye, int64_t yi, double alpha, double beta, const char *what) {
+    const FlatShape f = flat_shape<T>(o);
+    if (f.gl == 0 || cfg.kernel != flat_kernel<T>(f)) return false;
+    constexpr int V = Vec<T>::n;
+    auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    FlatArgs<T> g{};
+    g.a = static_cast<const T *>(a);
+    g.x = static_cast<const T *>(x);
+    g.y = static_cast<T *>(y);
+    g.ae = o.ae, g.ar = o.ar, g.xe = xe, g.ye = ye, g.yi = yi;
+    g.rows = o.rows, g.cols = o.cols;
+    g.lg_gl = lg2(f.gl), g.lg_slots = f.lg_slots;
+    g.alpha = alpha, g.beta = beta;
+    g.batch = o.batch;
+    // flat_shape: ae and ar on the chunk grid; RC = 2 loads x entry by entry.
+    g.vec = aligned(a) && (f.rc == 2 || (aligned(x) && xe % V == 0));
+    g.tail = f.rc == 1 ? o.cols % V != 0 : o.rows % f.rc != 0;
+    launch_planned(cfg, stream, g, what);
+    return true;
+}
+
 }  // namespace
 
 CudaConfig plan_dot_cuda(const DotProblem &pb, int device, double occupancy_target) {
@@ -620,6 +878,10 @@ void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, 
                      void *r) {
     DeviceScope scope(cfg.device);
     const Op o = op_of(pb);
+    constexpr const char *what = "batched dot kernel launch";
+    if (pb.dtype == APAIRS_DTYPE_F64 ? launch_flat<double>(o, cfg, stream, x, y, r, pb.y.stride, 1, 0, 1, 0, what)
+                                     : launch_flat<float>(o, cfg, stream, x, y, r, pb.y.stride, 1, 0, 1, 0, what))
+        return;
     auto go = [&](auto g) {
         // x plays A (one row), y plays x; r[e] is y[e].
         g.ae = pb.x.soa ? 1 : pb.x.stride;
@@ -627,7 +889,7 @@ void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, 
         g.xi = pb.y.soa ? pb.y.stride : 1;
         g.ye = 1, g.yi = 0;
         g.alpha = 1, g.beta = 0;
-        launch_args(o, cfg, stream, g, "batched dot kernel launch");
+        launch_args(o, cfg, stream, g, what);
     };
     if (pb.dtype == APAIRS_DTYPE_F64)
         go(args_of<double>(o, cfg, x, y, r));
@@ -649,6 +911,12 @@ void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream
                       void *y) {
     DeviceScope scope(cfg.device);
     const Op o = op_of(pb);
+    constexpr const char *what = "batched gemv kernel launch";
+    if (pb.dtype == APAIRS_DTYPE_F64 ? launch_flat<double>(o, cfg, stream, A, x, y, pb.x.stride, pb.y.stride, 1,
+                                                           pb.alpha, pb.beta, what)
+                                     : launch_flat<float>(o, cfg, stream, A, x, y, pb.x.stride, pb.y.stride, 1,
+                                                          double(float(pb.alpha)), double(float(pb.beta)), what))
+        return;
     auto go = [&](auto g) {
         using T = std::remove_const_t<std::remove_pointer_t<decltype(g.a)>>;
         g.ae = pb.a.soa ? 1 : pb.a.stride;
@@ -658,7 +926,7 @@ void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream
         g.yi = pb.y.soa ? pb.y.stride : 1;
         g.alpha = double(T(pb.alpha));
         g.beta = double(T(pb.beta));
-        launch_args(o, cfg, stream, g, "batched gemv kernel launch");
+        launch_args(o, cfg, stream, g, what);
     };
     if (pb.dtype == APAIRS_DTYPE_F64)
         go(args_of<double>(o, cfg, A, x, y));

@@ -128,6 +128,12 @@ TEMPLATE_TEST_CASE("batched transpose moves every value bit for bit and nothing 
             for (bool to_soa : {true, false})
                 check_transpose<TestType>(ctx.h, entries, batch, variant % 3, variant * 7 % 5, to_soa, rng);
         }
+    // Narrow elements (the CUDA engine's tiles of all entries by 2048 / TC elements) in
+    // more tiles than the device holds at once (grid-stride rounds), padded and packed.
+    for (bool to_soa : {true, false}) {
+        check_transpose<TestType>(ctx.h, 4, 600001, 0, 0, to_soa, rng);
+        check_transpose<TestType>(ctx.h, 13, 200003, 1, 3, to_soa, rng);
+    }
 }
 
 TEST_CASE("batched transpose: bad arguments fail with a status and write nothing", "[batched][transpose]") {

@@ -129,6 +129,15 @@ std::vector<DotCase> dot_cases() {
     cs.push_back(DotCase{8, 150001, false, 0, 0, 0, 2});
     cs.push_back(DotCase{64, 40009, true, 0, 7, 0, 0});
     cs.push_back(DotCase{300, 20011, false, 1, 0, 0, 0});
+    // AoS on the 16-byte grid with enough elements for the flat kernel (lanes x elements
+    // past the device's fill on GPUs of up to 256 SMs): 1, 2, 4 chunks per lane, 16 lanes
+    // with idle ones (n = 160), a partial last chunk (n = 6 in strides of 8), misaligned
+    // arrays (scalar loads).
+    cs.push_back(DotCase{32, 300007, false, 0, 0, 0, 0});
+    cs.push_back(DotCase{64, 100003, false, 0, 0, 0, 0});
+    cs.push_back(DotCase{160, 20011, false, 0, 0, 0, 0});
+    cs.push_back(DotCase{6, 150001, false, 2, 2, 0, 0});
+    cs.push_back(DotCase{32, 100003, false, 0, 0, 1, 0});
     return cs;
 }
 
@@ -229,6 +238,20 @@ std::vector<GemvCase> gemv_cases() {
     cs.push_back(GemvCase{16, 16, 40009, false, false, true, 0, 0, 0, -0.5, 0.0});
     cs.push_back(GemvCase{8, 3, 100003, false, false, false, 0, 0, 0, 1.0, 1.0});
     cs.push_back(GemvCase{64, 64, 5003, false, true, false, 0, 0, 0, 1.0, 0.0});
+    // The flat AoS kernel (contiguous rows on the 16-byte grid, enough elements): rows of
+    // 2 floats two to a lane (3 rows: a half chunk), rows padded to a power of two of
+    // slots, 1 to 4 chunks per lane, idle lanes (n = 12), partial chunks (n = 6, ld 8),
+    // op T of column-major, misaligned arrays (scalar loads), beta = 0 on NaN y.
+    cs.push_back(GemvCase{2, 2, 300007, false, false, true, 0, 0, 0, 1.0, 0.0});
+    cs.push_back(GemvCase{3, 2, 150001, false, false, true, 0, 2, 0, -0.75, 0.5});
+    cs.push_back(GemvCase{3, 128, 20011, false, false, true, 0, 0, 0, 1.0, 0.0});
+    cs.push_back(GemvCase{5, 8, 40009, false, false, true, 0, 0, 0, 1.0, 1.0});
+    cs.push_back(GemvCase{7, 64, 5003, false, false, true, 0, 4, 0, 1.0, 0.0});
+    cs.push_back(GemvCase{64, 64, 3001, false, false, true, 0, 0, 0, 2.0, 0.5});
+    cs.push_back(GemvCase{16, 12, 20011, false, false, true, 0, 0, 0, 1.0, 0.0});
+    cs.push_back(GemvCase{4, 6, 50021, false, false, true, 2, 14, 0, 1.0, -1.0});
+    cs.push_back(GemvCase{8, 8, 100003, true, false, false, 0, 0, 0, 1.0, 1.0});
+    cs.push_back(GemvCase{4, 4, 100003, false, false, true, 0, 0, 1, 1.0, 0.0});
     return cs;
 }
 
