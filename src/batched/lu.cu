@@ -16,8 +16,11 @@
 // too, so that their stores coalesce. Element loops are grid-stride over a resident grid.
 //
 //   getrf, n <= 8: thread-per-element. n is a template parameter: the element lives in
-//     registers, fully unrolled; row swaps are selects on the pivot's row (f64 n = 7, 8
-//     under a larger register budget, so that they do not spill).
+//     registers, fully unrolled; row swaps are selects on the pivot's row (f64 n = 6..8
+//     under a larger register budget, so that they do not spill). AoS: each warp stages
+//     its 32 elements by cp.async (whole elements or 32 consecutive entries per load);
+//     SoA: each thread loads and stores its own element (32 consecutive elements per
+//     load); pivots and info straight from each thread.
 //   getrf, n <= 32: warp-group, G = 16 or 32 lanes per element (C = 16, 24 or 32
 //     columns), lane r holding input row r in registers for good and its current position
 //     (rows swap by exchanging positions). Staging by cp.async, a thread per memory column
@@ -62,16 +65,18 @@ namespace {
 #endif
 
 constexpr unsigned kFull = 0xffffffffu;
-// The largest n of thread-per-element getrf: its n^2 entries and the staging's loads in
-// flight fit 128 registers (f64 n = 7 spills).
+// The largest n of thread-per-element getrf.
 template <class T>
 constexpr int kThreadMaxN = 8;
-// f64 n = 7, 8 (64 doubles of the element alone) get a larger budget: no spills, fewer
-// warps per SM, still far more elements in flight than the warp kernel's.
+// Register budgets of thread-per-element getrf: f64 n = 6 .. 8 (72 to 128 registers of
+// the element alone) get 200: no spills, fewer warps per SM, still far more elements in
+// flight than the warp kernel's; f32 n <= 2 fits 40: 48 warps per SM to hide the
+// memory's latency; the rest 128.
 #if CUDART_VERSION >= 12040
-#define LU_THREAD_MAXNREG(T, N) __maxnreg__((sizeof(T) == 8 && (N) > 6) ? 200 : 128)
+#define LU_THREAD_MAXNREG(T, N)                                                                                       \
+    __maxnreg__((sizeof(T) == 8 && (N) > 5) ? 200 : (sizeof(T) == 4 && (N) <= 2) ? 40 : 128)
 #else
-#define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 6) ? 256 : 512))
+#define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 5) ? 256 : 512))
 #endif
 constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 __host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
@@ -190,37 +195,107 @@ __device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, in
 }
 
 // ---------------------------------------------------------------------------------
+// Asynchronous copies global -> shared (cp.async on sm_80 and later: every load of a
+// team in flight at once, no registers held), and the wait for all of them.
+template <class T>
+__device__ __forceinline__ void copy_async(T *dst, const T *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------
 // getrf, thread-per-element: N <= kThreadMaxN<T>, the element in registers
 
 template <class T, int N>
 struct ThreadShape {
-    static constexpr int ES = pad_odd(N * N), PS = pad_odd(N), EPT = 32;
-    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + int64_t(EPT) * PS * 4);
+    static constexpr int F = N * N, ES = pad_odd(F), EPT = 32;
+    // AoS staging of a warp's 32 elements: F <= 32: P = 32 / F elements per pass, lane l
+    // copying entry l % F of elements l / F, l / F + P, ... (lanes past P F idle); F > 32:
+    // lane l copying entries l + 32 u (u < U) of every element. Loads of a pass cover P
+    // whole elements (F <= 32) or 32 consecutive entries of one: whole sectors.
+    static constexpr int P = F <= 32 ? 32 / F : 1, U = (F + 31) / 32;
+    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T));
 };
 
-template <class T, int N>
+// The AoS team copy between the warp's elements e0 .. e0 + 31 (those below batch) and
+// sh[q * ES + i * N + k], logical (i, k): LOAD global -> shared by cp.async, else back.
+template <int N, bool LOAD, class T>
+__device__ __forceinline__ void thread_stage(const Mat<T> &m, int64_t e0, int64_t batch, T *sh, int lane) {
+    using S = ThreadShape<T, N>;
+    const int qn = int(batch - e0 < 32 ? batch - e0 : 32);  // the team's elements in the batch
+    const int64_t gstep = int64_t(S::P) * m.stride;
+#pragma unroll
+    for (int u = 0; u < S::U; ++u) {
+        const int x = S::F <= 32 ? lane % S::F : lane + 32 * u, q0 = S::F <= 32 ? lane / S::F : 0;
+        if (x >= S::F || q0 >= S::P) continue;
+        const int mr = x / N, mc = x % N;  // the memory grid's row and column
+        T *gp = m.p + (e0 + q0) * m.stride + (int64_t(mr) * m.ld + mc);
+        int s = q0 * S::ES + (m.row_major ? mr * N + mc : mc * N + mr);
+#pragma unroll 4
+        for (int q = q0; q < qn; q += S::P, gp += gstep, s += S::P * S::ES) {
+            if (LOAD)
+                copy_async(sh + s, gp);
+            else
+                *gp = sh[s];
+        }
+    }
+}
+
+// AoS: the warp stages its 32 elements through shared memory (above); SoA: each thread
+// loads and stores its own element directly (a warp's loads of an entry are 32
+// consecutive elements). Pivots and info are written by each thread.
+template <class T, int N, bool SOA>
 __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g) {
     using Shape = ThreadShape<T, N>;
-    constexpr int ES = Shape::ES, PS = Shape::PS, EPT = Shape::EPT;
+    constexpr int ES = Shape::ES, EPT = Shape::EPT;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
-    unsigned char *region = lu_smem + team * Shape::TEAM_BYTES;
-    T *const sh = reinterpret_cast<T *>(region);
-    int *const pivsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    T *const sh = reinterpret_cast<T *>(lu_smem + team * Shape::TEAM_BYTES);  // AoS only
+    T *const my = sh + lane * ES;
     const int64_t per_block = int64_t(teams) * EPT;
+    // SoA: logical (i, k) of element e at p + e + i is + k ks, walked by pointer steps.
+    const int64_t rs = g.a.ld * g.a.stride, is = g.a.row_major ? rs : g.a.stride, ks = g.a.row_major ? g.a.stride : rs;
+    auto soa_walk = [&](int64_t e, auto &&f) {
+        T *pi = g.a.p + e;
+#pragma unroll
+        for (int i = 0; i < N; ++i, pi += is) {
+            T *pk = pi;
+#pragma unroll
+            for (int k = 0; k < N; ++k, pk += ks) f(i, k, pk);
+        }
+    };
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
-        load_block<N >= 6 ? 16 : 8>(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
-        __syncwarp();
-
-        T *const my = sh + lane * ES;
+        const bool ok = e < g.batch;
         T r[N][N];
+        if (SOA) {
+            if (ok)
+                soa_walk(e, [&](int i, int k, T *p) { r[i][k] = *p; });
+            else
 #pragma unroll
-        for (int i = 0; i < N; ++i)
+                for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int k = 0; k < N; ++k) r[i][k] = my[i * N + k];
-        int info = 0;
+                    for (int k = 0; k < N; ++k) r[i][k] = T(0);
+        } else {
+            thread_stage<N, true>(g.a, e0, g.batch, sh, lane);
+            copy_async_wait();
+            __syncwarp();
+#pragma unroll
+            for (int i = 0; i < N; ++i)
+#pragma unroll
+                for (int k = 0; k < N; ++k) r[i][k] = ok ? my[i * N + k] : T(0);
+        }
+        int info = 0, piv[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) {
             int p = j;
@@ -230,7 +305,7 @@ __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g
                 const auto k = abs_key(r[i][j]);
                 if (k > best) best = k, p = i;
             }
-            pivsh[lane * PS + j] = p;
+            piv[j] = p;
 #pragma unroll
             for (int i = j + 1; i < N; ++i)
 #pragma unroll
@@ -250,37 +325,27 @@ __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g
                 for (int k = j + 1; k < N; ++k) r[i][k] = fma(-l, r[j][k], r[i][k]);
             }
         }
+        if (SOA) {
+            if (ok) soa_walk(e, [&](int i, int k, T *p) { *p = r[i][k]; });
+        } else {
 #pragma unroll
-        for (int i = 0; i < N; ++i)
+            for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int k = 0; k < N; ++k) my[i * N + k] = r[i][k];
-        if (e < g.batch) g.info[e] = info;
-        __syncwarp();
-        store_block(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
-        store_pivots(g.piv, N, e0, g.batch, pivsh, PS, lane, 32, EPT);
-        __syncwarp();
+                for (int k = 0; k < N; ++k) my[i * N + k] = r[i][k];
+            __syncwarp();
+            thread_stage<N, false>(g.a, e0, g.batch, sh, lane);
+            __syncwarp();  // before the next round's copies land
+        }
+        if (ok) {
+            g.info[e] = info;
+#pragma unroll
+            for (int i = 0; i < N; ++i) g.piv.p[g.piv.soa ? i * g.piv.stride + e : e * N + i] = piv[i] + 1;
+        }
     }
 }
 
 // ---------------------------------------------------------------------------------
 // getrf, warp-group: G lanes per element, lane r holding row r (C columns) in registers
-
-// Asynchronous copies global -> shared (cp.async on sm_80 and later: every load of an
-// element in flight at once, no registers held), and the wait for all of them.
-template <class T>
-__device__ __forceinline__ void copy_async(T *dst, const T *src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
-#else
-    *dst = *src;
-#endif
-}
-__device__ __forceinline__ void copy_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-#endif
-}
 
 // Warp-wide max / min of unsigned values: one REDUX on sm_80 and later.
 __device__ __forceinline__ unsigned warp_max(unsigned v) {
@@ -695,20 +760,21 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
 template <class T, int N>
-KernelSpec getrf_thread() {
+KernelSpec getrf_thread(bool soa) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&getrf_thread_kernel<T, N>);
-    k.unit_shared = ThreadShape<T, N>::TEAM_BYTES;
+    k.fn = soa ? reinterpret_cast<const void *>(&getrf_thread_kernel<T, N, true>)
+               : reinterpret_cast<const void *>(&getrf_thread_kernel<T, N, false>);
+    k.unit_shared = soa ? 0 : ThreadShape<T, N>::TEAM_BYTES;
     return k;
 }
 
 // The thread kernel of size n, for n <= N.
 template <class T, int N>
-KernelSpec getrf_thread_for(int n) {
+KernelSpec getrf_thread_for(int n, bool soa) {
     if constexpr (N == 1)
-        return getrf_thread<T, 1>();
+        return getrf_thread<T, 1>(soa);
     else
-        return n == N ? getrf_thread<T, N>() : getrf_thread_for<T, N - 1>(n);
+        return n == N ? getrf_thread<T, N>(soa) : getrf_thread_for<T, N - 1>(n, soa);
 }
 
 template <class T, int C>
@@ -739,15 +805,19 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
     if (n <= thread_max) {
-        k = f64 ? getrf_thread_for<double, kThreadMaxN<double>>(n) : getrf_thread_for<float, kThreadMaxN<float>>(n);
+        k = f64 ? getrf_thread_for<double, kThreadMaxN<double>>(n, soa)
+                : getrf_thread_for<float, kThreadMaxN<float>>(n, soa);
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
         k.name = fmt::format("getrf_thread<{}, n={}>", tname(dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} entries in registers, "
-                            "each warp staging its 32 elements through shared memory in memory order",
-                            n, thread_max, n * n);
+                            "{}",
+                            n, thread_max, n * n,
+                            soa ? "loaded and stored by the thread itself (a warp's loads span 32 consecutive elements)"
+                                : "each warp staging its 32 elements through shared memory by cp.async, whole "
+                                  "elements or rows per load");
     } else if (n <= 32) {
         k = f64 ? getrf_warp_for<double>(n, soa) : getrf_warp_for<float>(n, soa);
         k.model = Model::WarpGroup;
