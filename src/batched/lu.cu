@@ -16,15 +16,21 @@
 // too, so that their stores coalesce. Element loops are grid-stride over a resident grid.
 //
 //   getrf, n <= 8: thread-per-element. n is a template parameter: the element lives in
-//     registers, fully unrolled; row swaps are selects on the pivot's row (f64 n = 7, 8
-//     under a larger register budget, so that they do not spill).
-//   getrf, n <= 32: warp-group, G = 8, 16 or 32 lanes per element (C = n rounded up to a
-//     multiple of 8 columns), lane r holding input row r in registers for good and its
-//     current position (rows swap by exchanging positions). Column j: the pivot by a
-//     max-reduction of the keys over the group's shuffles and a ballot (ties: a min-
-//     reduction of the positions); the pivot row through a shared row buffer, read back
-//     with 16-byte loads for the update; the rows land at their final positions. SoA
-//     (where it fits 128 registers): the whole block stages its elements together.
+//     registers, fully unrolled; row swaps are selects on the pivot's row (f64 n = 6..8
+//     under a larger register budget, so that they do not spill). AoS: each warp stages
+//     its 32 elements by cp.async (whole elements or 32 consecutive entries per load);
+//     SoA: each thread loads and stores its own element (32 consecutive elements per
+//     load); pivots and info straight from each thread.
+//   getrf, n <= 32: warp-group, G = 16 or 32 lanes per element (C = 16, 24 or 32
+//     columns), lane r holding input row r in registers for good and its current position
+//     (rows swap by exchanging positions). Staging by cp.async, a thread per memory column
+//     walking its rows (every load in flight at once, no registers held): AoS by each warp
+//     (a row of an element per load), SoA by the whole block (each load spans the block's
+//     consecutive elements). Column j: the pivot by warp reductions (REDUX) of the keys'
+//     32-bit halves, then of the positions among the hits (ties to the first row); the
+//     pivot value (and the next entry of its row) by shuffles, the rest of the pivot row
+//     through a shared row buffer read back with 16-byte loads; the rows land at their
+//     final positions for the copy back.
 //   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
 //     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
@@ -59,16 +65,18 @@ namespace {
 #endif
 
 constexpr unsigned kFull = 0xffffffffu;
-// The largest n of thread-per-element getrf: its n^2 entries and the staging's loads in
-// flight fit 128 registers (f64 n = 7 spills).
+// The largest n of thread-per-element getrf.
 template <class T>
 constexpr int kThreadMaxN = 8;
-// f64 n = 7, 8 (64 doubles of the element alone) get a larger budget: no spills, fewer
-// warps per SM, still far more elements in flight than the warp kernel's.
+// Register budgets of thread-per-element getrf: f64 n = 6 .. 8 (72 to 128 registers of
+// the element alone) get 200: no spills, fewer warps per SM, still far more elements in
+// flight than the warp kernel's; f32 n <= 2 fits 40: 48 warps per SM to hide the
+// memory's latency; the rest 128.
 #if CUDART_VERSION >= 12040
-#define LU_THREAD_MAXNREG(T, N) __maxnreg__((sizeof(T) == 8 && (N) > 6) ? 200 : 128)
+#define LU_THREAD_MAXNREG(T, N)                                                                                       \
+    __maxnreg__((sizeof(T) == 8 && (N) > 5) ? 200 : (sizeof(T) == 4 && (N) <= 2) ? 40 : 128)
 #else
-#define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 6) ? 256 : 512))
+#define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 5) ? 256 : 512))
 #endif
 constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 __host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
@@ -187,37 +195,107 @@ __device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, in
 }
 
 // ---------------------------------------------------------------------------------
+// Asynchronous copies global -> shared (cp.async on sm_80 and later: every load of a
+// team in flight at once, no registers held), and the wait for all of them.
+template <class T>
+__device__ __forceinline__ void copy_async(T *dst, const T *src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------
 // getrf, thread-per-element: N <= kThreadMaxN<T>, the element in registers
 
 template <class T, int N>
 struct ThreadShape {
-    static constexpr int ES = pad_odd(N * N), PS = pad_odd(N), EPT = 32;
-    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + int64_t(EPT) * PS * 4);
+    static constexpr int F = N * N, ES = pad_odd(F), EPT = 32;
+    // AoS staging of a warp's 32 elements: F <= 32: P = 32 / F elements per pass, lane l
+    // copying entry l % F of elements l / F, l / F + P, ... (lanes past P F idle); F > 32:
+    // lane l copying entries l + 32 u (u < U) of every element. Loads of a pass cover P
+    // whole elements (F <= 32) or 32 consecutive entries of one: whole sectors.
+    static constexpr int P = F <= 32 ? 32 / F : 1, U = (F + 31) / 32;
+    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T));
 };
 
-template <class T, int N>
+// The AoS team copy between the warp's elements e0 .. e0 + 31 (those below batch) and
+// sh[q * ES + i * N + k], logical (i, k): LOAD global -> shared by cp.async, else back.
+template <int N, bool LOAD, class T>
+__device__ __forceinline__ void thread_stage(const Mat<T> &m, int64_t e0, int64_t batch, T *sh, int lane) {
+    using S = ThreadShape<T, N>;
+    const int qn = int(batch - e0 < 32 ? batch - e0 : 32);  // the team's elements in the batch
+    const int64_t gstep = int64_t(S::P) * m.stride;
+#pragma unroll
+    for (int u = 0; u < S::U; ++u) {
+        const int x = S::F <= 32 ? lane % S::F : lane + 32 * u, q0 = S::F <= 32 ? lane / S::F : 0;
+        if (x >= S::F || q0 >= S::P) continue;
+        const int mr = x / N, mc = x % N;  // the memory grid's row and column
+        T *gp = m.p + (e0 + q0) * m.stride + (int64_t(mr) * m.ld + mc);
+        int s = q0 * S::ES + (m.row_major ? mr * N + mc : mc * N + mr);
+#pragma unroll 4
+        for (int q = q0; q < qn; q += S::P, gp += gstep, s += S::P * S::ES) {
+            if (LOAD)
+                copy_async(sh + s, gp);
+            else
+                *gp = sh[s];
+        }
+    }
+}
+
+// AoS: the warp stages its 32 elements through shared memory (above); SoA: each thread
+// loads and stores its own element directly (a warp's loads of an entry are 32
+// consecutive elements). Pivots and info are written by each thread.
+template <class T, int N, bool SOA>
 __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g) {
     using Shape = ThreadShape<T, N>;
-    constexpr int ES = Shape::ES, PS = Shape::PS, EPT = Shape::EPT;
+    constexpr int ES = Shape::ES, EPT = Shape::EPT;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
-    unsigned char *region = lu_smem + team * Shape::TEAM_BYTES;
-    T *const sh = reinterpret_cast<T *>(region);
-    int *const pivsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    T *const sh = reinterpret_cast<T *>(lu_smem + team * Shape::TEAM_BYTES);  // AoS only
+    T *const my = sh + lane * ES;
     const int64_t per_block = int64_t(teams) * EPT;
+    // SoA: logical (i, k) of element e at p + e + i is + k ks, walked by pointer steps.
+    const int64_t rs = g.a.ld * g.a.stride, is = g.a.row_major ? rs : g.a.stride, ks = g.a.row_major ? g.a.stride : rs;
+    auto soa_walk = [&](int64_t e, auto &&f) {
+        T *pi = g.a.p + e;
+#pragma unroll
+        for (int i = 0; i < N; ++i, pi += is) {
+            T *pk = pi;
+#pragma unroll
+            for (int k = 0; k < N; ++k, pk += ks) f(i, k, pk);
+        }
+    };
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT, e = e0 + lane;
-        load_block<N >= 6 ? 16 : 8>(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
-        __syncwarp();
-
-        T *const my = sh + lane * ES;
+        const bool ok = e < g.batch;
         T r[N][N];
+        if (SOA) {
+            if (ok)
+                soa_walk(e, [&](int i, int k, T *p) { r[i][k] = *p; });
+            else
 #pragma unroll
-        for (int i = 0; i < N; ++i)
+                for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int k = 0; k < N; ++k) r[i][k] = my[i * N + k];
-        int info = 0;
+                    for (int k = 0; k < N; ++k) r[i][k] = T(0);
+        } else {
+            thread_stage<N, true>(g.a, e0, g.batch, sh, lane);
+            copy_async_wait();
+            __syncwarp();
+#pragma unroll
+            for (int i = 0; i < N; ++i)
+#pragma unroll
+                for (int k = 0; k < N; ++k) r[i][k] = ok ? my[i * N + k] : T(0);
+        }
+        int info = 0, piv[N];
 #pragma unroll
         for (int j = 0; j < N; ++j) {
             int p = j;
@@ -227,7 +305,7 @@ __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g
                 const auto k = abs_key(r[i][j]);
                 if (k > best) best = k, p = i;
             }
-            pivsh[lane * PS + j] = p;
+            piv[j] = p;
 #pragma unroll
             for (int i = j + 1; i < N; ++i)
 #pragma unroll
@@ -247,34 +325,122 @@ __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g
                 for (int k = j + 1; k < N; ++k) r[i][k] = fma(-l, r[j][k], r[i][k]);
             }
         }
+        if (SOA) {
+            if (ok) soa_walk(e, [&](int i, int k, T *p) { *p = r[i][k]; });
+        } else {
 #pragma unroll
-        for (int i = 0; i < N; ++i)
+            for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int k = 0; k < N; ++k) my[i * N + k] = r[i][k];
-        if (e < g.batch) g.info[e] = info;
-        __syncwarp();
-        store_block(g.a, N, 0, N, e0, g.batch, sh, ES, N, lane, 32, EPT, All());
-        store_pivots(g.piv, N, e0, g.batch, pivsh, PS, lane, 32, EPT);
-        __syncwarp();
+                for (int k = 0; k < N; ++k) my[i * N + k] = r[i][k];
+            __syncwarp();
+            thread_stage<N, false>(g.a, e0, g.batch, sh, lane);
+            __syncwarp();  // before the next round's copies land
+        }
+        if (ok) {
+            g.info[e] = info;
+#pragma unroll
+            for (int i = 0; i < N; ++i) g.piv.p[g.piv.soa ? i * g.piv.stride + e : e * N + i] = piv[i] + 1;
+        }
     }
 }
 
 // ---------------------------------------------------------------------------------
 // getrf, warp-group: G lanes per element, lane r holding row r (C columns) in registers
 
+// Warp-wide max / min of unsigned values: one REDUX on sm_80 and later.
+__device__ __forceinline__ unsigned warp_max(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(kFull, v);
+#else
+    for (int off = 16; off > 0; off /= 2) v = max(v, __shfl_xor_sync(kFull, v, off));
+    return v;
+#endif
+}
+__device__ __forceinline__ unsigned warp_min(unsigned v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(kFull, v);
+#else
+    for (int off = 16; off > 0; off /= 2) v = min(v, __shfl_xor_sync(kFull, v, off));
+    return v;
+#endif
+}
+
+// The max (or min) over each group of G lanes (lanes q G .. q G + G - 1), as one full-warp
+// reduction per group in which the other groups' lanes contribute the neutral value.
+template <bool MAX>
+__device__ __forceinline__ unsigned warp_reduce(unsigned v) {
+    if constexpr (MAX)
+        return warp_max(v);
+    else
+        return warp_min(v);
+}
+
+template <int G, bool MAX>
+__device__ __forceinline__ unsigned group_reduce(unsigned v, int q) {
+    if constexpr (G == 32) {
+        return warp_reduce<MAX>(v);
+    } else {
+        unsigned m = 0;
+#pragma unroll
+        for (int gq = 0; gq < 32 / G; ++gq) {
+            const unsigned t = warp_reduce<MAX>(q == gq ? v : MAX ? 0u : 0xffffffffu);
+            m = q == gq ? t : m;
+        }
+        return m;
+    }
+}
+
+// The pivot's lane of this lane's group: the candidate with the largest key (|a|'s bits:
+// a NaN above every number), ties to the lowest position (the first row, as LAPACK's
+// i?amax); q G where the group has no candidate (an element past the batch). Keys of 8
+// bytes reduce in two 32-bit steps, the high words, then the low words of the rows whose
+// high word is the largest.
+template <int G, class K>
+__device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
+    bool hit;
+    if constexpr (sizeof(K) == 8) {
+        const unsigned hi = cand ? unsigned(key >> 32) : 0u, lo = unsigned(key);
+        // Every lane takes part in every reduction (no short-circuit around them).
+        const unsigned mh = group_reduce<G, true>(hi, q);
+        const bool top = cand && hi == mh;
+        const unsigned ml = group_reduce<G, true>(top ? lo : 0u, q);
+        hit = top && lo == ml;
+    } else {
+        const unsigned k = cand ? unsigned(key) : 0u;
+        const unsigned mk = group_reduce<G, true>(k, q);
+        hit = cand && k == mk;
+    }
+    // Ties (rare, but branching on them costs as much): the lowest position among the hits.
+    const unsigned mp = group_reduce<G, false>(hit ? unsigned(pos) : 0xffffffffu, q);
+    unsigned m = __ballot_sync(kFull, hit && unsigned(pos) == mp);
+    if constexpr (G < 32) m &= ((1u << (G % 32)) - 1) << (q * G % 32);
+    return m ? __ffs(m) - 1 : q * G;
+}
+
+// Whether the warp kernel takes the pivot row's next entry by shuffle (off the shared
+// buffer's latency for the next column's pivot search); not where registers are short.
+template <class T, int C>
+constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
+
 template <class T, int C>
 struct WarpShape {
-    static constexpr int G = C <= 8 ? 8 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T), LD = pad_odd(C);
-    // Per element: two row buffers of C, then the staged C x LD matrix, in 16-byte units.
-    static constexpr int ES = (2 * C + C * LD + W - 1) / W * W;
+    static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
+    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
+    // Rows C + W apart: a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
+    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32).
+    static constexpr int LD = C + W;
+    // Per element: two pivot-row buffers (the columns alternate between them, so that
+    // one __syncwarp per column orders writer and readers), then the C x LD matrix.
+    static constexpr int RB = C, ES = 2 * RB + C * LD;
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + int64_t(EPT) * C * 4);
 };
 
 template <class T, int C>
-__device__ __forceinline__ void put_row(T *buf, const T (&a)[C]) {
+__device__ __forceinline__ void put_row(T *buf, const T (&a)[C], int from = 0) {
     constexpr int W = 16 / sizeof(T);
 #pragma unroll
     for (int k0 = 0; k0 < C; k0 += W) {
+        if (k0 + W <= from) continue;  // compile-time where `from` is
         Pack<T> t;
 #pragma unroll
         for (int w = 0; w < W; ++w) t.v[w] = a[k0 + w];
@@ -293,110 +459,135 @@ __device__ __forceinline__ void get_row(const T *buf, T (&a)[C]) {
     }
 }
 
+// One thread's share of the warp kernel's staging: memory column c (rows 0 .. n - 1 of
+// the memory grid) of its team's element q, global g + i gstep <-> shared s + i sstep.
+// AoS (the warp's elements): lane = (q, c), a row of an element per warp load. SoA (the
+// block's `tept` elements): thread = (c, q), q fastest, so that each load spans the
+// block's consecutive elements.
+template <class T>
+struct StageColumn {
+    T *g;
+    int64_t gstep;
+    int s, sstep;
+    bool ok;
+};
+
+template <class T, int C, bool SOA>
+__device__ __forceinline__ StageColumn<T> stage_column(const Mat<T> &m, int n, int64_t e0, int64_t batch, int tid,
+                                                       int tept) {
+    using Shape = WarpShape<T, C>;
+    const int q = SOA ? tid % tept : tid / Shape::G, c = SOA ? tid / tept : tid % Shape::G;
+    const int64_t e = e0 + q;
+    StageColumn<T> col;
+    col.ok = e < batch && c < n;
+    col.g = m.p + (SOA ? int64_t(c) * m.stride + e : e * m.stride + c);
+    col.gstep = SOA ? m.ld * m.stride : m.ld;
+    col.s = q * Shape::ES + 2 * Shape::RB + c * (m.row_major ? 1 : Shape::LD);
+    col.sstep = m.row_major ? Shape::LD : 1;
+    return col;
+}
+
 // Rows are never moved between lanes: lane r keeps row r of the input and `pos`, the
 // row's current logical position (LAPACK's row interchanges act on positions). Column j:
 // the candidates are the lanes at positions >= j; the pivot is the largest key, ties to
 // the lowest position (the first row), the pivot's position is ipiv[j], and the lane at
-// position j takes the pivot's old one. Only the pivot row goes through shared memory.
-// BS (SoA): the block, not the warp, stages its elements, so that the loads of an entry
-// across consecutive elements coalesce.
-template <class T, int C, bool BS>
+// position j takes the pivot's old one. The pivot value and the next column's entry of
+// the pivot row come by shuffles; the rest of the pivot row from its lane through a
+// shared buffer (16-byte loads). SOA: the block, not the warp, stages its elements, so
+// that the loads of an entry across consecutive elements coalesce. Staging is cp.async:
+// every load of the team in flight at once.
+template <class T, int C, bool SOA>
 __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     using Shape = WarpShape<T, C>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, ES = Shape::ES;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, ES = Shape::ES, RB = Shape::RB;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n;
     const int64_t per_block = int64_t(teams) * EPT;
     // The staging team: its shared region (elements' ES blocks, then their pivots), its
     // threads, its elements, and this lane's element among them.
-    unsigned char *region = BS ? lu_smem : lu_smem + team * Shape::TEAM_BYTES;
-    const int tept = BS ? int(per_block) : EPT, tid = BS ? int(threadIdx.x) : lane, tt = BS ? int(blockDim.x) : 32;
-    const int qq = BS ? team * EPT + q : q;
+    unsigned char *region = SOA ? lu_smem : lu_smem + team * Shape::TEAM_BYTES;
+    const int tept = SOA ? int(per_block) : EPT, tid = SOA ? int(threadIdx.x) : lane, tt = SOA ? int(blockDim.x) : 32;
+    const int qq = SOA ? team * EPT + q : q;
     T *const sh = reinterpret_cast<T *>(region);
     int *const pivsh = reinterpret_cast<int *>(region + int64_t(tept) * ES * sizeof(T));
-    T *const buf = sh + qq * ES, *const mat = buf + 2 * C;
-    const unsigned gmask = G == 32 ? kFull : ((1u << G) - 1) << (q * G);
-
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
-        const int64_t e0 = BS ? eb : eb + int64_t(team) * EPT, e = e0 + qq;
-        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, tid, tt, tept,
-                                                                    All());
-        if (BS)
+    T *const buf = sh + qq * ES, *const mat = buf + 2 * RB;
+    auto team_sync = [] {
+        if (SOA)
             __syncthreads();
         else
             __syncwarp();
+    };
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = SOA ? eb : eb + int64_t(team) * EPT, e = e0 + qq;
+        // (Recomputed for the copy back rather than held in registers across the columns.)
+        if (const StageColumn<T> col = stage_column<T, C, SOA>(g.a, n, e0, g.batch, tid, tept); col.ok) {
+            const T *src = col.g;
+            int s = col.s;
+#pragma unroll 4
+            for (int i = 0; i < n; ++i, src += col.gstep, s += col.sstep) copy_async(sh + s, src);
+        }
+        copy_async_wait();
+        team_sync();
 
         const bool row_ok = e < g.batch && r < n;
         T a[C];
+        if (row_ok) {
+            get_row(mat + r * LD, a);
 #pragma unroll
-        for (int k = 0; k < C; ++k) a[k] = row_ok && k < n ? mat[r * LD + k] : T(0);
+            for (int k = 0; k < C; ++k)
+                if (k >= n) a[k] = T(0);  // never staged
+        } else {
+#pragma unroll
+            for (int k = 0; k < C; ++k) a[k] = T(0);
+        }
         int info = 0, pos = r;
 #pragma unroll
         for (int j = 0; j < C; ++j) {
             if (j >= n) break;  // uniform: n is the same for every lane
             const bool cand = row_ok && pos >= j;
-            const auto key = cand ? abs_key(a[j]) : decltype(abs_key(a[j]))(0);
-            auto best = key;
-#pragma unroll
-            for (int off = G / 2; off > 0; off /= 2) {
-                const auto o = __shfl_xor_sync(kFull, best, off);
-                best = o > best ? o : best;
+            const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
+            const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
+            const T d = __shfl_sync(kFull, a[j], pl);
+            // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
+            constexpr bool NX = kNextByShuffle<T, C>;
+            const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
+            T *const rowbuf = buf + (j & 1) * RB;
+            const bool piv_lane = lane == pl && row_ok;
+            if (piv_lane) {
+                pivsh[qq * C + j] = pp;
+                put_row(rowbuf, a, j + (NX ? 2 : 1));
             }
-            const bool hit = cand && key == best;
-            const unsigned mine = __ballot_sync(kFull, hit) & gmask;
-            int pl;  // the pivot's lane
-            if (__any_sync(kFull, __popc(mine) > 1)) {  // a tie: the lowest position wins
-                int mp = hit ? pos : 0x7fff;
-#pragma unroll
-                for (int off = G / 2; off > 0; off /= 2) {
-                    const int o = __shfl_xor_sync(kFull, mp, off);
-                    mp = o < mp ? o : mp;
-                }
-                const unsigned at = __ballot_sync(kFull, hit && pos == mp) & gmask;
-                pl = at ? __ffs(at) - 1 : q * G;
-            } else {
-                pl = mine ? __ffs(mine) - 1 : q * G;  // an element past the batch has no candidate
-            }
-            const int pp = __shfl_sync(kFull, pos, pl);  // the pivot's position: ipiv[j]
-            __syncwarp();  // the previous column's readers are done with the buffer
-            if (lane == pl) {
-                pivsh[qq * C + j] = mine ? pp : j;
-                put_row(buf, a);
-            }
-            const bool piv_lane = lane == pl && mine;
-            if (mine) pos = piv_lane ? j : pos == j ? pp : pos;
+            if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
             __syncwarp();
-            const T d = buf[j];
             if ((d == T(0) || d != d) && info == 0) info = j + 1;
             if (row_ok && pos > j) {
                 const T l = a[j] / pivot_divisor(d);
                 a[j] = l;
+                if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
 #pragma unroll
-                for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
-                    const Pack<T> u = reinterpret_cast<const Pack<T> *>(buf)[k0 / W];
+                for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
+                    const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
 #pragma unroll
                     for (int w = 0; w < W; ++w)
-                        if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                        if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
                 }
             }
         }
-        __syncwarp();  // the last column's readers are done before the rows land
-        if (row_ok)
-#pragma unroll
-            for (int k = 0; k < C; ++k)
-                if (k < n) mat[pos * LD + k] = a[k];
+        // The staged matrix was last read before the first column's __syncwarp: the rows
+        // land at their final positions.
+        if (row_ok) put_row(mat + pos * LD, a);
         if (r == 0 && e < g.batch) g.info[e] = info;
-        if (BS)
-            __syncthreads();
-        else
-            __syncwarp();
-        store_block(g.a, n, 0, n, e0, g.batch, sh + 2 * C, ES, LD, tid, tt, tept, All());
+        team_sync();
+        if (const StageColumn<T> col = stage_column<T, C, SOA>(g.a, n, e0, g.batch, tid, tept); col.ok) {
+            T *dst = col.g;
+            int s = col.s;
+#pragma unroll 4
+            for (int i = 0; i < n; ++i, dst += col.gstep, s += col.sstep) *dst = sh[s];
+        }
         store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, tt, tept);
-        if (BS)
-            __syncthreads();
-        else
-            __syncwarp();
+        team_sync();
     }
 }
 
@@ -569,32 +760,28 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
 template <class T, int N>
-KernelSpec getrf_thread() {
+KernelSpec getrf_thread(bool soa) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&getrf_thread_kernel<T, N>);
-    k.unit_shared = ThreadShape<T, N>::TEAM_BYTES;
+    k.fn = soa ? reinterpret_cast<const void *>(&getrf_thread_kernel<T, N, true>)
+               : reinterpret_cast<const void *>(&getrf_thread_kernel<T, N, false>);
+    k.unit_shared = soa ? 0 : ThreadShape<T, N>::TEAM_BYTES;
     return k;
 }
 
 // The thread kernel of size n, for n <= N.
 template <class T, int N>
-KernelSpec getrf_thread_for(int n) {
+KernelSpec getrf_thread_for(int n, bool soa) {
     if constexpr (N == 1)
-        return getrf_thread<T, 1>();
+        return getrf_thread<T, 1>(soa);
     else
-        return n == N ? getrf_thread<T, N>() : getrf_thread_for<T, N - 1>(n);
+        return n == N ? getrf_thread<T, N>(soa) : getrf_thread_for<T, N - 1>(n, soa);
 }
-
-// The block-staged variant where it fits 128 registers (f64 C = 32 does not: it spills).
-template <class T, int C>
-constexpr bool kBlockStaged = !(sizeof(T) == 8 && C > 24);
 
 template <class T, int C>
 KernelSpec getrf_warp(bool soa) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, false>);
-    if constexpr (kBlockStaged<T, C>)
-        if (soa) k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, true>);
+    k.fn = soa ? reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, true>)
+               : reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, false>);
     k.group = WarpShape<T, C>::G;
     k.unit_elements = WarpShape<T, C>::EPT;
     k.unit_shared = WarpShape<T, C>::TEAM_BYTES;
@@ -607,11 +794,10 @@ KernelSpec getrf_warp_for(int n, bool soa) {
     return n <= 16 ? getrf_warp<T, 16>(soa) : n <= 24 ? getrf_warp<T, 24>(soa) : getrf_warp<T, 32>(soa);
 }
 
-// Whether getrf's kernel is the warp-group one staged by the block (SoA, as it fits).
+// Whether getrf's kernel is the warp-group one staged by the block (SoA).
 bool getrf_block_staged(int32_t dtype, int64_t n, bool soa) {
     const bool f64 = dtype == APAIRS_DTYPE_F64;
-    return soa && n > (f64 ? kThreadMaxN<double> : kThreadMaxN<float>) && n <= 32 &&
-           (f64 ? kBlockStaged<double, 32> || n <= 24 : kBlockStaged<float, 32> || n <= 24);
+    return soa && n > (f64 ? kThreadMaxN<double> : kThreadMaxN<float>) && n <= 32;
 }
 
 KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
@@ -619,23 +805,28 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
     if (n <= thread_max) {
-        k = f64 ? getrf_thread_for<double, kThreadMaxN<double>>(n) : getrf_thread_for<float, kThreadMaxN<float>>(n);
+        k = f64 ? getrf_thread_for<double, kThreadMaxN<double>>(n, soa)
+                : getrf_thread_for<float, kThreadMaxN<float>>(n, soa);
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
         k.name = fmt::format("getrf_thread<{}, n={}>", tname(dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} entries in registers, "
-                            "each warp staging its 32 elements through shared memory in memory order",
-                            n, thread_max, n * n);
+                            "{}",
+                            n, thread_max, n * n,
+                            soa ? "loaded and stored by the thread itself (a warp's loads span 32 consecutive elements)"
+                                : "each warp staging its 32 elements through shared memory by cp.async, whole "
+                                  "elements or rows per load");
     } else if (n <= 32) {
         k = f64 ? getrf_warp_for<double>(n, soa) : getrf_warp_for<float>(n, soa);
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.name = fmt::format("getrf_warp<{}, {} lanes per element>", tname(dtype), k.group);
-        k.why = fmt::format("n = {} (at most 32): {} lanes per element, one row each in registers, the pivot found "
-                            "by warp shuffles and the pivot row shared through shared memory",
-                            n, k.group);
+        k.why = fmt::format("n = {} (at most 32): {} lanes per element, one row each in registers, staged by "
+                            "cp.async through shared memory ({}), the pivot found by warp reductions and the pivot row "
+                            "shared through shared memory",
+                            n, k.group, soa ? "by the whole block, consecutive elements per load" : "by each warp");
     } else {
         const int S = n <= 64 ? 128 : 256;
         k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)

@@ -289,6 +289,10 @@ void check_all() {
     check_layout<T>(ctx.h, 4, 1, Layout{false, true, 0, 0}, rng, worst);
     check_layout<T>(ctx.h, 3, 40009, Layout{true, false, 1, 3}, rng, worst);
     check_layout<T>(ctx.h, 12, 20011, Layout{false, true, 0, 2}, rng, worst);
+    // Thread-per-element AoS staging with padded rows and elements, several rounds.
+    check_layout<T>(ctx.h, 2, 50021, Layout{false, false, 1, 2}, rng, worst);
+    // The warp-group kernel staged by the block (SoA) over several grid-stride rounds.
+    check_layout<T>(ctx.h, 24, 4001, Layout{true, true, 0, 1}, rng, worst);
     std::printf("[%s] getrf/getrs/gesv %-4s worst reconstruction %.4f of gamma_n |L||U|, worst residual %.4f "
                 "n u ||A|| ||X|| (seed %llu)\n",
                 test::backend_name(), ref::Type<T>::name, worst.rec, worst.res, static_cast<unsigned long long>(seed));
