@@ -407,6 +407,14 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 //     copies whole runs of the block's elements and a thread's operands for its V
 //     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
 
+// A register budget rather than launch bounds (as cholesky.cu: with launch bounds alone,
+// CUDA 13's ptxas settles some kernels at 64 registers and spills).
+#if CUDART_VERSION >= 12040
+#define PIPE_REGS(n) __maxnreg__(n)
+#else
+#define PIPE_REGS(n) __launch_bounds__(65536 / (n) / 32 * 32)
+#endif
+
 template <class T>
 __device__ __forceinline__ void ld16(const T *p, T *r) {
     if constexpr (sizeof(T) == 8) {
@@ -568,7 +576,7 @@ struct AosPipe {
 };
 
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
-__global__ void __launch_bounds__(512) gemm_aos_pipe_kernel(const Args<T> g) {
+__global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
     using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
     constexpr int V = P::V, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -684,13 +692,14 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // Register tiles of 4 x 4 x V take more than 128 registers: blocks of at most 256.
-    static constexpr int MAX_THREADS = TM * TN > 4 ? 256 : 512;
-    static_assert((QV == 1 || QV == 2) && S <= MAX_THREADS && STAGES >= 2, "16- or 32-byte entries");
+    // Register tiles of 4 x 4 x V take more than 128 registers (blocks of at most 256).
+    static constexpr int MAX_REGS = TM * TN > 4 ? 255 : 128;
+    static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
+    static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
 
 template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
-__global__ void __launch_bounds__(SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_THREADS)
+__global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
     gemm_soa_pipe_kernel(const Args<T> g) {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
     constexpr int V = P::V, E = P::E, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT;
@@ -698,7 +707,10 @@ __global__ void __launch_bounds__(SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MA
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
     const int u = blockDim.x / P::S, t = threadIdx.x;
-    const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, tx = pos % TX, ty = pos / TX;
+    // A warp's 32 / QV positions are 4 x 4 squares of (row, column) owners: its shared loads
+    // of A and of B then cover 128 bytes each.
+    const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, sq = pos / 16, in_sq = pos % 16;
+    const int tx = (sq % (TX / 4)) * 4 + in_sq % 4, ty = (sq / (TX / 4)) * 4 + in_sq / 4;
     const int m = g.m, n = g.n, k = g.k, eb = u * E;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
     const int64_t items = block_items(g.batch, eb, slices);
@@ -863,7 +875,7 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
         if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 2>();
-        if (mn <= 32) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 3>();
+        if (mn <= 32) return soa_pipe_kernel<T, 16, 16, 2, 2, 2, 8, 4>();
         return soa_pipe_kernel<T, 16, 16, 4, 4, 1, 8, 3>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
