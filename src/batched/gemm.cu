@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -63,6 +64,7 @@ struct Opnd {
     int64_t ld, stride;  // as in Matrix
     int fr, fc;          // fast grid: rows of fc contiguous entries, ld apart
     bool soa, swap;      // swap: logical (x, y) is fast-grid (y, x)
+    bool vec;            // 16-byte copies line up: p, stride (and ld for AoS) on 16 bytes
 };
 
 template <class T>
@@ -70,7 +72,7 @@ struct Args {
     Opnd<T> a, b;      // a: logical m x k, b: logical k x n
     T *c;              // row-major m x n
     int64_t ldc, sc;
-    bool soa_c;
+    bool soa_c, vec_c;  // vec_c: 16-byte accesses to C line up (as Opnd::vec)
     int m, n, k;
     T alpha, beta;
     int64_t batch;
@@ -390,6 +392,413 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
+// Pipelined tile kernels (block-per-element for AoS, element groups for SoA): A and B
+// staged KS dimensions at a time by cp.async (16-byte pieces where the addresses line
+// up, else one entry at a time), STAGES slices in flight: while a block computes one
+// slice, the next STAGES - 1 are on their way, across element boundaries. Each thread
+// owns a register tile of C and reads its operands with 16-byte shared loads.
+//
+//   AoS: a unit is one element of TY x TX threads; thread (ty, tx) owns rows ty + TY i
+//     and the 16-byte column pieces tx + TX c of C. Shared: A as [i][l] (rows padded
+//     by 16 bytes: the warp's rows fall on distinct banks), B as [l][j].
+//   SoA: a unit is E = QV * V consecutive elements (16 or 32 bytes per entry); thread
+//     (qv, ty, tx) owns V consecutive elements and, in each, rows ty + TY i and columns
+//     tx + TX j. Shared keeps the global interleaving ([entry][element]), so staging
+//     copies whole runs of the block's elements and a thread's operands for its V
+//     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
+
+// A register budget rather than launch bounds (as cholesky.cu: with launch bounds alone,
+// CUDA 13's ptxas settles some kernels at 64 registers and spills).
+#if CUDART_VERSION >= 12040
+#define PIPE_REGS(n) __maxnreg__(n)
+#else
+#define PIPE_REGS(n) __launch_bounds__(65536 / (n) / 32 * 32)
+#endif
+
+template <class T>
+__device__ __forceinline__ void ld16(const T *p, T *r) {
+    if constexpr (sizeof(T) == 8) {
+        const double2 x = *reinterpret_cast<const double2 *>(p);
+        r[0] = x.x;
+        r[1] = x.y;
+    } else {
+        const float4 x = *reinterpret_cast<const float4 *>(p);
+        r[0] = x.x;
+        r[1] = x.y;
+        r[2] = x.z;
+        r[3] = x.w;
+    }
+}
+template <class T>
+__device__ __forceinline__ void st16(T *p, const T *r) {
+    if constexpr (sizeof(T) == 8)
+        *reinterpret_cast<double2 *>(p) = make_double2(r[0], r[1]);
+    else
+        *reinterpret_cast<float4 *>(p) = make_float4(r[0], r[1], r[2], r[3]);
+}
+
+// C's piece of V entries at dst from their sums: alpha * sum (+ beta * C), one 16-byte
+// access when `whole`, else entry by entry for the first `valid` (beta = 0: C not read).
+template <class T>
+__device__ __forceinline__ void store_piece(T *dst, const T *acc, bool whole, int valid, bool read_c, T alpha,
+                                            T beta) {
+    constexpr int V = 16 / sizeof(T);
+    if (whole) {
+        T v[V];
+#pragma unroll
+        for (int x = 0; x < V; ++x) v[x] = alpha * acc[x];
+        if (read_c) {
+            T old[V];
+            ld16(dst, old);
+#pragma unroll
+            for (int x = 0; x < V; ++x) v[x] += beta * old[x];
+        }
+        st16(dst, v);
+    } else {
+#pragma unroll
+        for (int x = 0; x < V; ++x)
+            if (x < valid) {
+                T v = alpha * acc[x];
+                if (read_c) v += beta * dst[x];
+                dst[x] = v;
+            }
+    }
+    asm volatile("" ::: "memory");  // a piece at a time: the epilogue holds few registers
+}
+
+// cp.async: 16 bytes of which the first `bytes` are copied (the rest zero-filled), or
+// one entry.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes) : "memory");
+}
+template <class T>
+__device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// Copies the fast-grid rectangle [r0, r0 + nr) x [c0, c0 + nc) of the AoS elements
+// e0 .. e0 + u - 1 (those that exist) to dst + q * unit + (r - r0) * sr + (c - c0) * sc,
+// the block's threads in memory order: 16-byte pieces along the rows when `vec` (then
+// sc == 1 and dst's rows are 16-byte aligned; a row's last piece copies what is left),
+// else one entry at a time.
+template <class T>
+__device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0, int u, int64_t batch, int r0,
+                                          int nr, int c0, int nc, T *dst, int unit, int sr, int sc) {
+    constexpr int V = 16 / sizeof(T);
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const int ul = int(min(int64_t(u), batch - e0));
+    const T *const base = o.p + e0 * o.stride + int64_t(r0) * o.ld + c0;
+    if (vec) {
+#pragma unroll 1
+        for (Walker w(tid, nt, (nc + V - 1) / V, nr); w.d2 < ul; w.advance()) {
+            const int c = w.d0 * V;
+            cp_async16(dst + w.d2 * unit + w.d1 * sr + c, base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c,
+                       min(V, nc - c) * int(sizeof(T)));
+        }
+    } else {
+#pragma unroll 1
+        for (Walker w(tid, nt, nc, nr); w.d2 < ul; w.advance())
+            cp_async_one(dst + w.d2 * unit + w.d1 * sr + w.d0 * sc,
+                         base + w.d2 * o.stride + int64_t(w.d1) * o.ld + w.d0);
+    }
+}
+
+// The same for SoA: entry (r, c) of the block's elements e0 + q, q < eb (those that
+// exist), to dst + (q / E) * unit + ((r - r0) * sr + (c - c0) * sc) * E + q % E:
+// 16-byte pieces of V consecutive elements when `vec`, else one entry at a time.
+template <class T, int E>
+__device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0, int eb, int64_t batch, int r0,
+                                          int nr, int c0, int nc, T *dst, int unit, int sr, int sc) {
+    constexpr int V = 16 / sizeof(T);
+    const int tid = threadIdx.x, nt = blockDim.x;
+    const int el = int(min(int64_t(eb), batch - e0));
+    const T *const base = o.p + e0;
+    if (vec) {
+#pragma unroll 1
+        for (Walker w(tid, nt, (el + V - 1) / V, nc); w.d2 < nr; w.advance()) {
+            const int q = w.d0 * V;
+            cp_async16(dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E,
+                       base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q,
+                       min(V, el - q) * int(sizeof(T)));
+        }
+    } else {
+#pragma unroll 1
+        for (Walker w(tid, nt, el, nc); w.d2 < nr; w.advance()) {
+            const int q = w.d0;
+            cp_async_one(dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E,
+                         base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q);
+        }
+    }
+}
+
+// The block's work as a sequence of items (a group of elements, a slice of KS
+// dimensions), groups blockIdx.x, blockIdx.x + gridDim.x, ...: the cursor of the item
+// being staged or computed.
+struct ItemCursor {
+    int64_t e0, step;  // first element of the group; elements between a block's groups
+    int l0, stage;     // first dimension of the slice; its shared-memory stage
+    __device__ ItemCursor(int64_t per_group) : e0(int64_t(blockIdx.x) * per_group),
+                                               step(int64_t(gridDim.x) * per_group), l0(0), stage(0) {}
+    // Moves to the next item; true when that starts a new group.
+    template <int KS, int STAGES>
+    __device__ __forceinline__ bool next(int k) {
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+        l0 += KS;
+        if (l0 < k) return false;
+        l0 = 0;
+        e0 += step;
+        return true;
+    }
+};
+
+// Items of this block: its groups times the slices of k.
+__device__ __forceinline__ int64_t block_items(int64_t batch, int64_t per_group, int slices) {
+    const int64_t groups = (batch + per_group - 1) / per_group;
+    return blockIdx.x < groups ? ((groups - 1 - blockIdx.x) / gridDim.x + 1) * slices : 0;
+}
+
+template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
+struct AosPipe {
+    static constexpr int V = 16 / int(sizeof(T));
+    static constexpr int S = TY * TX;                 // threads per element
+    static constexpr int MT = TY * TM, NT = TX * TN;  // the element's tile
+    static constexpr int KSP = KS + V;                // A's row stride (16-byte rows padded by 16 bytes)
+    static constexpr int UNIT0 = MT * KSP + KS * NT;
+    // Per element and stage, padded to 64 bytes past a 128-byte multiple (elements that
+    // share a warp read other banks).
+    static constexpr int UNIT = UNIT0 + ((64 - UNIT0 * int(sizeof(T)) % 128 + 128) % 128) / int(sizeof(T));
+    static_assert(TN % V == 0 && KS % V == 0 && STAGES >= 2, "16-byte pieces");
+};
+
+template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
+__global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
+    using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
+    constexpr int V = P::V, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *const sh = reinterpret_cast<T *>(smem_raw);
+
+    const int u = blockDim.x / P::S, t = threadIdx.x;
+    const int q = t / P::S, loc = t % P::S, tx = loc % TX, ty = loc / TX;
+    const int m = g.m, n = g.n, k = g.k;
+    const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
+    const int64_t items = block_items(g.batch, u, slices);
+    const bool va = g.a.vec && !g.a.swap, vb = g.b.vec && !g.b.swap;
+
+    ItemCursor in(u), cur(u);
+    int64_t issued = 0;
+    auto issue = [&]() {
+        if (issued < items) {
+            T *const as = sh + in.stage * stage_size;
+            T *const bs = as + P::MT * KSP;
+            const int ks = min(KS, k - in.l0);
+            // A: logical (i, l) -> as[i * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j].
+            if (g.a.swap)
+                aos_stage(g.a, false, in.e0, u, g.batch, in.l0, ks, 0, m, as, UNIT, 1, KSP);
+            else
+                aos_stage(g.a, va, in.e0, u, g.batch, 0, m, in.l0, ks, as, UNIT, KSP, 1);
+            if (g.b.swap)
+                aos_stage(g.b, false, in.e0, u, g.batch, 0, n, in.l0, ks, bs, UNIT, 1, NT);
+            else
+                aos_stage(g.b, vb, in.e0, u, g.batch, in.l0, ks, 0, n, bs, UNIT, NT, 1);
+            in.next<KS, STAGES>(k);
+        }
+        ++issued;
+        cp_commit();
+    };
+#pragma unroll 1
+    for (int s = 0; s < STAGES - 1; ++s) issue();
+
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+#pragma unroll 1
+    for (int64_t it = 0; it < items; ++it) {
+        cp_wait<STAGES - 2>();
+        __syncthreads();  // the item is in; every thread is done with the stage issue() refills
+        issue();
+        const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP;
+        const T *const bp = sh + cur.stage * stage_size + q * UNIT + P::MT * KSP + tx * V;
+        const int ks = min(KS, k - cur.l0);
+        if (ks == KS) {
+#pragma unroll
+            for (int l = 0; l < KS; l += V) {
+                T a[TM][V];
+#pragma unroll
+                for (int i = 0; i < TM; ++i) ld16(ap + i * TY * KSP + l, a[i]);
+#pragma unroll
+                for (int v = 0; v < V; ++v) {
+                    T b[TN];
+#pragma unroll
+                    for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
+#pragma unroll
+                    for (int i = 0; i < TM; ++i)
+#pragma unroll
+                        for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i][v], b[j], acc[i][j]);
+                }
+            }
+        } else {
+#pragma unroll 1
+            for (int l = 0; l < ks; ++l) {
+                T b[TN];
+#pragma unroll
+                for (int c = 0; c < NC; ++c) ld16(bp + l * NT + c * TX * V, b + c * V);
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const T av = ap[i * TY * KSP + l];
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fma(av, b[j], acc[i][j]);
+                }
+            }
+        }
+        const int64_t e = cur.e0 + q;
+        if (cur.next<KS, STAGES>(k)) {
+            if (e < g.batch) {
+                const bool read_c = g.beta != T(0);
+                T *const cb = g.c + e * g.sc;
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int row = ty + TY * i;
+                    if (row >= m) continue;
+#pragma unroll
+                    for (int c = 0; c < NC; ++c) {
+                        const int col = (tx + TX * c) * V;
+                        if (col < n)
+                            store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
+                                        n - col, read_c, g.alpha, g.beta);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+        }
+    }
+    cp_wait<0>();
+}
+
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
+struct SoaPipe {
+    static constexpr int V = 16 / int(sizeof(T)), E = QV * V;  // elements per unit (16 or 32 bytes an entry)
+    static constexpr int S = QV * TY * TX;                     // threads per unit
+    static constexpr int MT = TY * TM, NT = TX * TN;
+    static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
+    static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
+    // Register tiles of 4 x 4 x V take more than 128 registers (blocks of at most 256).
+    static constexpr int MAX_REGS = TM * TN > 4 ? 255 : 128;
+    static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
+    static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
+};
+
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
+__global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
+    gemm_soa_pipe_kernel(const Args<T> g) {
+    using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
+    constexpr int V = P::V, E = P::E, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    T *const sh = reinterpret_cast<T *>(smem_raw);
+
+    const int u = blockDim.x / P::S, t = threadIdx.x;
+    // A warp's 32 / QV positions are 4 x 4 squares of (row, column) owners: its shared loads
+    // of A and of B then cover 128 bytes each.
+    const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, sq = pos / 16, in_sq = pos % 16;
+    const int tx = (sq % (TX / 4)) * 4 + in_sq % 4, ty = (sq / (TX / 4)) * 4 + in_sq / 4;
+    const int m = g.m, n = g.n, k = g.k, eb = u * E;
+    const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
+    const int64_t items = block_items(g.batch, eb, slices);
+
+    ItemCursor in(eb), cur(eb);
+    int64_t issued = 0;
+    auto issue = [&]() {
+        if (issued < items) {
+            T *const as = sh + in.stage * stage_size;
+            T *const bs = as + P::MT * KSP * E;
+            const int ks = min(KS, k - in.l0);
+            // A: logical (i, l) -> entry i * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j.
+            if (g.a.swap)
+                soa_stage<T, E>(g.a, g.a.vec, in.e0, eb, g.batch, in.l0, ks, 0, m, as, UNIT, 1, KSP);
+            else
+                soa_stage<T, E>(g.a, g.a.vec, in.e0, eb, g.batch, 0, m, in.l0, ks, as, UNIT, KSP, 1);
+            if (g.b.swap)
+                soa_stage<T, E>(g.b, g.b.vec, in.e0, eb, g.batch, 0, n, in.l0, ks, bs, UNIT, 1, NT);
+            else
+                soa_stage<T, E>(g.b, g.b.vec, in.e0, eb, g.batch, in.l0, ks, 0, n, bs, UNIT, NT, 1);
+            in.next<KS, STAGES>(k);
+        }
+        ++issued;
+        cp_commit();
+    };
+#pragma unroll 1
+    for (int s = 0; s < STAGES - 1; ++s) issue();
+
+    T acc[TM][TN][V];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+#pragma unroll
+            for (int x = 0; x < V; ++x) acc[i][j][x] = T(0);
+
+#pragma unroll 1
+    for (int64_t it = 0; it < items; ++it) {
+        cp_wait<STAGES - 2>();
+        __syncthreads();
+        issue();
+        const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP * E + qv * V;
+        const T *const bp = sh + cur.stage * stage_size + q * UNIT + P::MT * KSP * E + tx * E + qv * V;
+        const int ks = min(KS, k - cur.l0);
+        auto step = [&](int l) {
+            T a[TM][V], b[TN][V];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) ld16(ap + (i * TY * KSP + l) * E, a[i]);
+#pragma unroll
+            for (int j = 0; j < TN; ++j) ld16(bp + (l * NT + j * TX) * E, b[j]);
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+#pragma unroll
+                    for (int x = 0; x < V; ++x) acc[i][j][x] = fma(a[i][x], b[j][x], acc[i][j][x]);
+        };
+#pragma unroll 2
+        for (int l = 0; l < ks; ++l) step(l);
+        const int64_t e = cur.e0 + q * E + qv * V;
+        if (cur.next<KS, STAGES>(k)) {
+            if (e < g.batch) {
+                const bool read_c = g.beta != T(0), whole = g.vec_c && e + V <= g.batch;
+                const int valid = int(min(int64_t(V), g.batch - e));
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int row = ty + TY * i;
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) {
+                        const int col = tx + TX * j;
+                        if (row < m && col < n)
+                            store_piece(g.c + (int64_t(row) * g.ldc + col) * g.sc + e, acc[i][j], whole, valid,
+                                        read_c, g.alpha, g.beta);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+#pragma unroll
+                    for (int x = 0; x < V; ++x) acc[i][j][x] = T(0);
+        }
+    }
+    cp_wait<0>();
+}
+
+// ---------------------------------------------------------------------------------
 // KernelSpec selection (the same for plan and execute: a function of the problem and the
 // device's SM count only)
 
@@ -425,6 +834,62 @@ KernelSpec block_kernel() {
     return k;
 }
 
+template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
+KernelSpec aos_pipe_kernel() {
+    using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
+    KernelSpec k;
+    k.model = Model::BlockPerElement;
+    k.fn = reinterpret_cast<const void *>(&gemm_aos_pipe_kernel<T, TY, TX, TM, TN, KS, STAGES>);
+    k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages>",
+                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES);
+    k.group = P::S;
+    k.sub = P::S;
+    k.unit_threads = P::S;
+    k.unit_elements = 1;
+    k.unit_shared = int64_t(STAGES) * P::UNIT * int64_t(sizeof(T));
+    return k;
+}
+
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
+KernelSpec soa_pipe_kernel() {
+    using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
+    KernelSpec k;
+    k.model = Model::BlockPerElement;
+    k.fn = reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<T, TY, TX, TM, TN, QV, KS, STAGES>);
+    k.name = fmt::format("gemm_soa_pipe<{}, {} elements x {}x{} threads, {}x{}x{} tile/thread, k-slice {}, {} "
+                         "stages>",
+                         sizeof(T) == 8 ? "f64" : "f32", P::E, TY, TX, P::V, TM, TN, KS, STAGES);
+    k.group = TY * TX;
+    k.sub = P::S;
+    k.unit_threads = P::S;
+    k.unit_elements = P::E;
+    k.unit_shared = int64_t(STAGES) * P::UNIT * int64_t(sizeof(T));
+    return k;
+}
+
+// The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
+// unit, SoA 32 bytes of consecutive elements per unit.
+template <class T>
+KernelSpec pipe_kernel(bool soa, int64_t mn) {
+    constexpr bool D = sizeof(T) == 8;
+    if (soa) {
+        if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
+        if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 2>();
+        if (mn <= 32) return soa_pipe_kernel<T, 16, 16, 2, 2, 2, 8, 4>();
+        return soa_pipe_kernel<T, 16, 16, 4, 4, 1, 8, 3>();
+    }
+    if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
+    if constexpr (D) {
+        if (mn <= 16) return aos_pipe_kernel<T, 4, 4, 4, 4, 16, 2>();
+        if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
+        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>();
+    } else {
+        if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
+        if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
+        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>();
+    }
+}
+
 // Elements that keep every warp of the device busy with warp-groups: below this count a
 // mid-size element is better split over a block.
 int64_t few_elements(int sm_count) { return int64_t(sm_count) * 64; }
@@ -434,8 +899,19 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     const int64_t m = pb.m, n = pb.n, k = pb.k, big = std::max({m, n, k});
     const bool square = m == n && n == k;
     const bool few = pb.batch < few_elements(sm_count);
+    const int64_t mn = std::max(m, n);
     KernelSpec kn;
-    if (big <= 4) {
+    if (big > 4 && mn <= 64) {
+        kn = pipe_kernel<T>(pb.c.soa, mn);
+        kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
+                                        "elements (32-byte runs of each entry) share a sub-block, A and B "
+                                        "staged by cp.async in slices of k, several slices in flight",
+                                        m, n, k, kn.unit_elements)
+                          : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
+                                        "per element, A and B staged by cp.async in slices of k, several "
+                                        "slices in flight",
+                                        m, n, k, kn.sub);
+    } else if (big <= 4) {
         kn = square && m == 2   ? warp_kernel<T, 1, 2, 2, 2, true>(Model::ThreadPerElement)
              : square && m == 4 ? warp_kernel<T, 1, 4, 4, 4, true>(Model::ThreadPerElement)
                                 : warp_kernel<T, 1, 4, 4, 4, false>(Model::ThreadPerElement);
@@ -455,7 +931,6 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
                              "staged per warp without block barriers",
                              m, n, k);
     } else {
-        const int64_t mn = std::max(m, n);
         if (mn <= 32)
             kn = block_kernel<T, 4, 8, 8, 4>();
         else if (mn <= 64)
@@ -477,9 +952,18 @@ KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
     return pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(pb, sm_count) : select_kernel<float>(pb, sm_count);
 }
 
-// SoA block-per-element: this many consecutive elements per block fill a 32-byte sector.
+// SoA block-per-element: this many consecutive elements per block fill a 32-byte sector;
+// for the pipelined SoA kernel (units of 16 or 32 bytes an entry), a 128-byte line.
 int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
-    return k.model == Model::BlockPerElement && pb.c.soa ? int(32 / pb.elem_size()) : 1;
+    if (k.model != Model::BlockPerElement || !pb.c.soa) return 1;
+    const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
+    return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
+}
+
+// 16-byte accesses line up: the array on 16 bytes and the stride a multiple of 16 bytes.
+template <class T>
+bool lines_up(const void *p, int64_t stride) {
+    return reinterpret_cast<uintptr_t>(p) % 16 == 0 && stride % int64_t(16 / sizeof(T)) == 0;
 }
 
 template <class T>
@@ -492,6 +976,7 @@ Opnd<T> operand(const Matrix &mx, bool trans, const void *p) {
     o.fc = int(mx.row_major ? mx.cols : mx.rows);
     o.soa = mx.soa;
     o.swap = mx.row_major == trans;
+    o.vec = lines_up<T>(p, mx.stride) && (mx.soa || mx.ld % int64_t(16 / sizeof(T)) == 0);
     return o;
 }
 
@@ -504,6 +989,7 @@ Args<T> make_args(const GemmProblem &pb, const void *A, const void *B, void *C) 
     g.ldc = pb.c.ld;
     g.sc = pb.c.stride;
     g.soa_c = pb.c.soa;
+    g.vec_c = lines_up<T>(C, pb.c.stride) && (pb.c.soa || pb.c.ld % int64_t(16 / sizeof(T)) == 0);
     g.m = int(pb.m);
     g.n = int(pb.n);
     g.k = int(pb.k);

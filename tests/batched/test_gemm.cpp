@@ -142,6 +142,24 @@ std::vector<Case> all_cases() {
     // C past 32 MiB with beta = 0, rows of op(B) and C contiguous: the host engine stores C
     // past the caches (non-temporal stores, x86 with AVX2).
     cs.push_back(Case{8, 8, 8, 65537 * int64_t(8 / sizeof(T)), true, false, false, true, 0, 0, -0.75, 0.0});
+    // The CUDA engine's pipelined kernels (C up to 64 x 64): each tile size (8, 16, 32,
+    // 64) with 16-byte aligned rows and strides (the vector copies and stores), batches
+    // that give a block several groups and end inside one (SoA: inside a 16-byte piece
+    // of elements), k in several slices with a partial last one, transposes (entry-wise
+    // staging), beta = 0 and not.
+    cs.push_back(Case{8, 8, 8, 3001, false, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{8, 8, 8, 3001, false, false, true, true, 0, 3, 1.0, 0.5});
+    cs.push_back(Case{16, 16, 16, 2003, false, false, false, false, 0, 0, -0.75, 1.0});
+    cs.push_back(Case{16, 16, 16, 2003, false, false, true, true, 0, 1, 1.0, 0.0});
+    cs.push_back(Case{32, 32, 32, 501, false, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{32, 32, 32, 501, false, false, true, false, 0, 3, 1.0, -1.0});
+    cs.push_back(Case{64, 64, 64, 67, false, false, false, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{64, 64, 64, 67, false, false, true, true, 0, 1, 1.0, 0.0});
+    cs.push_back(Case{24, 20, 40, 333, false, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{24, 20, 40, 333, false, false, true, true, 0, 3, -0.75, 0.5});
+    cs.push_back(Case{48, 64, 128, 5, true, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{40, 56, 72, 37, false, true, true, false, 0, 3, 1.0, 1.0});
+    cs.push_back(Case{5, 6, 100, 211, false, false, false, true, 0, 0, 1.0, 0.0});
     return cs;
 }
 
