@@ -754,7 +754,7 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
     if (o.soa) {
         // RT: the rows up to 8 (one tile for small elements); EW: 8 sums per thread in all,
         // fewer elements per thread (then warps splitting the row tiles) for few elements.
-        const int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
+        int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
         int ew = 8 / rt, w = 1;
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
@@ -778,6 +778,12 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
                 return k;
             }
         }
+        if (ew == 1) {
+            // Each row tile its own warp (no thread loops over tiles); few elements of more
+            // than 8 rows: tiles of 4 rows, for twice the warps.
+            w = int(std::max<int64_t>(w, std::min<int64_t>(32, pow2ceil(tiles))));
+            if (rt == 8 && groups * 32 * w * 2 <= fill && w < 32) rt = 4, w *= 2;
+        }
         k.fn = soa_kernel<T>(rt, ew);
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
         k.group = w;
@@ -788,9 +794,9 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         k.why = w == 1 ? fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads covering "
                                      "32 consecutive elements, {} row sums in registers",
                                      ew, rt)
-                       : fmt::format("SoA with only {} elements of {} rows: {} warps share each 32 elements and "
-                                     "split their rows, to fill the device",
-                                     o.batch, o.rows, w);
+                       : fmt::format("SoA, {} elements of {} rows: {} warps share each 32 elements, one or more "
+                                     "row tiles of {} each{}",
+                                     o.batch, o.rows, w, rt, groups * 32 * w <= fill ? ", to fill the device" : "");
         return k;
     }
     // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the device.
