@@ -8,8 +8,9 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
-//     warps share 32 elements and split the row tiles (no reduction, hence no barrier).
+//     of EW elements 32 apart in registers (RT x EW = 8). Rows past 4, or few elements:
+//     EW = 1, and W warps share 32 elements, a warp per row tile (no reduction, hence no
+//     barrier); few elements of more than 8 rows take tiles of 4 rows (twice the warps).
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.

@@ -254,7 +254,7 @@ std::vector<GemvCase> gemv_cases() {
     cs.push_back(GemvCase{4, 4, 100003, false, false, true, 0, 0, 1, 1.0, 0.0});
     // SoA of more than 8 rows: many elements, a warp per row tile (a full tile of 8 rows and
     // a partial one of 4); few elements of long rows, the split kernel with a partial tile
-    // of 8 rows (summed row by row), op N and T. (Few elements of 9..64 rows, tiles of 4
+    // of 8 rows (summed row by row), op N and T. (Few elements of 9..128 rows, tiles of 4
     // rows: the sizes above.)
     cs.push_back(GemvCase{12, 2, 140009, false, true, false, 0, 1, 0, 1.0, 0.5});
     cs.push_back(GemvCase{12, 300, 5, false, true, false, 1, 2, 0, -0.75, 0.5});
