@@ -8,8 +8,9 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
-//     warps share 32 elements and split the row tiles (no reduction, hence no barrier).
+//     of EW elements 32 apart in registers (RT x EW = 8). Rows past 4, or few elements:
+//     EW = 1, and W warps share 32 elements, a warp per row tile (no reduction, hence no
+//     barrier); few elements of more than 8 rows take tiles of 4 rows (twice the warps).
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
@@ -153,8 +154,11 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 
 // One row tile [i0, i0 + nr) of elements base + 32 j (j < EW; FULL: all in the batch).
 // Rows past nr repeat row i0 (the same lines: no extra traffic, no guard in the loop);
-// their sums are dropped.
-template <class T, int RT, int EW, bool FULL>
+// their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state,
+// so nvcc keeps them in uniform registers instead of RT 64-bit registers per thread,
+// which leaves registers to the loads (f32 8 rows: all 18 loads of a step issued before
+// the first sum, against 7 with per-thread offsets).
+template <class T, int RT, int EW, bool FULL, bool ROWS>
 __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0, int nr) {
     double acc[EW][RT];
 #pragma unroll
@@ -163,7 +167,7 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
         for (int t = 0; t < RT; ++t) acc[j][t] = 0;
     int64_t roff[RT];
 #pragma unroll
-    for (int t = 0; t < RT; ++t) roff[t] = (t < nr ? t : 0) * g.ar;
+    for (int t = 0; t < RT; ++t) roff[t] = (ROWS || t < nr ? t : 0) * g.ar;
     bool ok[EW];
 #pragma unroll
     for (int j = 0; j < EW; ++j) ok[j] = FULL || base + 32 * j < g.batch;
@@ -196,11 +200,32 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
          base += int64_t(gridDim.x) * per_block)
         for (int i0 = wi * RT; i0 < g.rows; i0 += W * RT) {
             const int nr = min(RT, g.rows - i0);
-            if (base + 32 * (EW - 1) < g.batch)
-                soa_tile<T, RT, EW, true>(g, base, i0, nr);
-            else
-                soa_tile<T, RT, EW, false>(g, base, i0, nr);
+            if (base + 32 * (EW - 1) < g.batch) {
+                if (nr == RT)
+                    soa_tile<T, RT, EW, true, true>(g, base, i0, RT);
+                else
+                    soa_tile<T, RT, EW, true, false>(g, base, i0, nr);
+            } else {
+                soa_tile<T, RT, EW, false, false>(g, base, i0, nr);
+            }
         }
+}
+
+// The sums of rows ap[t * ar] (t < RT) over n columns, in order. Rows past nr repeat the
+// first (the same lines); their sums are dropped. ROWS (nr = RT): row offsets free of
+// the thread's state (uniform registers, none held per thread).
+template <class T, int RT, bool ROWS>
+__device__ __forceinline__ void soa_range(const SoaArgs<T> &g, const T *ap, const T *xp, int n, int nr,
+                                          double (&acc)[RT]) {
+    int64_t roff[RT];
+#pragma unroll
+    for (int t = 0; t < RT; ++t) roff[t] = (ROWS || t < nr ? t : 0) * g.ar;
+#pragma unroll(RT >= 4 ? 2 : 8 / RT)
+    for (int l = 0; l < n; ++l, ap += g.ac, xp += g.xi) {
+        const double xl = double(__ldg(xp));
+#pragma unroll
+        for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
+    }
 }
 
 // SoA, few elements: W = 2^lg_split warps share 32 consecutive elements, as WT row-tile
@@ -226,16 +251,21 @@ __global__ void __launch_bounds__(1024) vec_soa_split_kernel(const SoaArgs<T> g)
 #pragma unroll
             for (int t = 0; t < RT; ++t) acc[t] = 0;
             if (ok && nr > 0) {
-                // Rows past nr repeat row i0 (the same lines); their sums are dropped.
-                int64_t roff[RT];
-#pragma unroll
-                for (int t = 0; t < RT; ++t) roff[t] = (t < nr ? t : 0) * g.ar;
                 const T *ap = g.a + e * g.ae + i0 * g.ar + l0 * g.ac, *xp = g.x + e * g.xe + l0 * g.xi;
-#pragma unroll(RT >= 4 ? 2 : 8 / RT)
-                for (int l = l0; l < l1; ++l, ap += g.ac, xp += g.xi) {
-                    const double xl = double(__ldg(xp));
+                if (nr == RT) {
+                    soa_range<T, RT, true>(g, ap, xp, l1 - l0, RT, acc);
+                } else if constexpr (RT == 8) {
+                    // A partial tile of 8 rows: row by row (the 8-row loop with per-thread
+                    // row offsets spills).
 #pragma unroll
-                    for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
+                    for (int t = 0; t < RT; ++t)
+                        if (t < nr) {
+                            double one[1] = {0};
+                            soa_range<T, 1, true>(g, ap + t * g.ar, xp, l1 - l0, 1, one);
+                            acc[t] = one[0];
+                        }
+                } else {
+                    soa_range<T, RT, false>(g, ap, xp, l1 - l0, nr, acc);
                 }
             }
             if (WC > 1) {
@@ -725,7 +755,7 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
     if (o.soa) {
         // RT: the rows up to 8 (one tile for small elements); EW: 8 sums per thread in all,
         // fewer elements per thread (then warps splitting the row tiles) for few elements.
-        const int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
+        int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
         int ew = 8 / rt, w = 1;
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
@@ -749,6 +779,12 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
                 return k;
             }
         }
+        if (ew == 1) {
+            // Each row tile its own warp (no thread loops over tiles); few elements of more
+            // than 8 rows: tiles of 4 rows, for twice the warps.
+            w = int(std::max<int64_t>(w, std::min<int64_t>(32, pow2ceil(tiles))));
+            if (rt == 8 && groups * 32 * w * 2 <= fill && w < 32) rt = 4, w *= 2;
+        }
         k.fn = soa_kernel<T>(rt, ew);
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
         k.group = w;
@@ -759,9 +795,9 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         k.why = w == 1 ? fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads covering "
                                      "32 consecutive elements, {} row sums in registers",
                                      ew, rt)
-                       : fmt::format("SoA with only {} elements of {} rows: {} warps share each 32 elements and "
-                                     "split their rows, to fill the device",
-                                     o.batch, o.rows, w);
+                       : fmt::format("SoA, {} elements of {} rows: {} warps share each 32 elements, one or more "
+                                     "row tiles of {} each{}",
+                                     o.batch, o.rows, w, rt, groups * 32 * w <= fill ? ", to fill the device" : "");
         return k;
     }
     // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the device.
