@@ -43,6 +43,10 @@ constexpr int64_t kDefaultShared = 48 * 1024;
 
 // Modes of the reduce kernel's output.
 enum Mode : int { kUniform = 0, kEdges = 1, kRadii = 2, kOneRadius = 3 };
+// Reduce kernels specialised at compile time for the common cases (the mode and the
+// output technique fixed, no weights), so that the per-pair code has no branch on them:
+// kFastNone runs the generic kernel (mode, copies and weights read at run time).
+enum Fast : int { kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2 };
 
 template <class T>
 struct Box {
@@ -137,7 +141,7 @@ __device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const
     }
 }
 
-template <class M, bool P, int D>
+template <class M, bool P, int D, int F>
 __global__ void __launch_bounds__(TB)
 reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t *__restrict__ A, int64_t lda,
               const typename M::in_t *__restrict__ B, int64_t ldb, const double *__restrict__ wa,
@@ -147,12 +151,15 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     using V = typename M::out_t;
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid / 32;
+    // The mode, and whether there are weights, known at compile time in the fast kernels.
+    const int mode = F == kFastOneRadius ? int(kOneRadius) : F == kFastUniformShared ? int(kUniform) : out.mode;
+    const bool weighted = F == kFastNone && out.weighted;
     // Shared memory: B's tile (D x TB), its weights, the counters, the 128-bit sums.
     T *Bs = reinterpret_cast<T *>(smem);
     double *Ws = reinterpret_cast<double *>(smem + ((D > 0 ? D : 0) * TB * sizeof(T) + 15) / 16 * 16);
     // Weight sums in shared memory only with shared counters (global mode: global atomics).
-    const bool wshared = out.weighted && out.copies > 0;
-    unsigned long long *slo = reinterpret_cast<unsigned long long *>(Ws + (out.weighted ? TB : 0));
+    const bool wshared = weighted && out.copies > 0;
+    unsigned long long *slo = reinterpret_cast<unsigned long long *>(Ws + (weighted ? TB : 0));
     long long *shi = reinterpret_cast<long long *>(slo + (wshared ? out.slots : 0));
     unsigned int *cnt = reinterpret_cast<unsigned int *>(shi + (wshared ? out.slots : 0));
     const int ncnt = out.copies * out.slots;
@@ -163,7 +170,9 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
         for (int e = tid; e < out.xs; e += TB) Xs[e] = out.bins.X[e];
         bins.X = Xs;
     }
-    const V r0 = out.mode == kOneRadius ? out.radii[0] : V(0);
+    const V r0 = mode == kOneRadius ? out.radii[0] : V(0);
+    // This warp's copy of the counters (shared), or the global ones.
+    unsigned int *mycnt = cnt + (out.copies > 1 ? warp : 0) * out.slots;
 
     unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
     auto flush_mine = [&] {
@@ -177,15 +186,19 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
         mine = 0;
     };
     auto emit = [&](V v, double wi, double wj) {
-        if (out.mode == kOneRadius) {
+        if (mode == kOneRadius) {
             mine += (v <= r0) ? 1u : 0u;
             return;
         }
+        if (F == kFastUniformShared) {
+            atomicAdd(mycnt + bins.fix(v, bins.guess(v)), 1u);
+            return;
+        }
         const int s = out.slot(bins, v);
-        if (out.copies) atomicAdd(cnt + (out.copies > 1 ? warp : 0) * out.slots + s, 1u);
+        if (out.copies) atomicAdd(mycnt + s, 1u);
         else atomicAdd(out.gcount + s, 1ull);
         if (wshared) add128(slo + s, shi + s, fixed_weight(wi, wj));
-        else if (out.weighted) add128(out.glo + s, out.ghi + s, fixed_weight(wi, wj));
+        else if (weighted) add128(out.glo + s, out.ghi + s, fixed_weight(wi, wj));
     };
 
     zero_block(tid, cnt, ncnt, slo, shi, wshared ? out.slots : 0);
@@ -218,7 +231,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
 #pragma unroll
             for (int k = 0; k < D; ++k) ar[k] = has_i ? arow[k] : T(0);
         }
-        const double wi = (out.weighted && has_i) ? wa[i] : 0.0;
+        const double wi = (weighted && has_i) ? wa[i] : 0.0;
         // Stage B's tile (and its weights).
         {
             const int64_t j = j0 + tid;
@@ -226,7 +239,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
 #pragma unroll
                 for (int k = 0; k < D; ++k) Bs[k * TB + tid] = j < n2 ? B[j * ldb + k] : T(0);
             }
-            if (out.weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
+            if (weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
         }
         __syncthreads();
         // The pair (i, j0 + jj), both in range.
@@ -234,7 +247,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             V v;
             if constexpr (D > 0) v = distance<M, P, D>(m, box, ar, Bs + jj, TB, d);
             else v = distance<M, P, D>(m, box, arow, B + (j0 + jj) * ldb, 1, d);
-            emit(v, wi, out.weighted ? Ws[jj] : 0.0);
+            emit(v, wi, weighted ? Ws[jj] : 0.0);
         };
         // Off-diagonal tiles: every jj in range (a whole tile unrolled, without checks). A
         // diagonal tile (AUTO): balanced pairing, jj = tid + s mod TB for s = 1 .. TB/2, the
@@ -253,7 +266,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
                 if (has_i && j0 + jj < n2 && (q + 1 < TB / 2 || tid < TB / 2)) pair(jj);
             }
         }
-        if (out.mode == kOneRadius) flush_mine();
+        if (mode == kOneRadius) flush_mine();
         __syncthreads();
         if (++since_flush == flush_tiles) {  // before a 32-bit counter could overflow
             flush_block(out, tid, cnt, slo, shi, wshared);
@@ -416,8 +429,21 @@ void with_knn(const Problem &pb, F &&f) {
     });
 }
 
-// The kernel a problem runs, for the occupancy query and the attributes.
-const void *kernel_of(const Problem &pb) {
+// Calls g(F) with the reduce kernel's compile-time specialisation `fast` where the
+// functor and dimension count have one (SqEuclidean in d = 3: L2 and SQEUCLIDEAN), else
+// with kFastNone.
+template <class M, int D, class G>
+void with_fast(int fast, G &&g) {
+    if constexpr (D == 3 && std::is_same<M, metric::SqEuclidean<typename M::in_t>>::value) {
+        if (fast == kFastOneRadius) return g(std::integral_constant<int, kFastOneRadius>{});
+        if (fast == kFastUniformShared) return g(std::integral_constant<int, kFastUniformShared>{});
+    }
+    g(std::integral_constant<int, kFastNone>{});
+}
+
+// The kernel a problem runs (reduce kernels: the specialisation `fast`), for the
+// occupancy query and the attributes.
+const void *kernel_of(const Problem &pb, int fast) {
     const void *fn = nullptr;
     if (pb.kind == Kind::Knn)
         with_knn(pb, [&](auto m, auto dc, auto kc) {
@@ -425,7 +451,10 @@ const void *kernel_of(const Problem &pb) {
         });
     else
         with_kernel(pb, [&](auto m, auto pc, auto dc) {
-            fn = reinterpret_cast<const void *>(&reduce_kernel<decltype(m), decltype(pc)::value, decltype(dc)::value>);
+            with_fast<decltype(m), decltype(dc)::value>(fast, [&](auto fc) {
+                fn = reinterpret_cast<const void *>(
+                    &reduce_kernel<decltype(m), decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>);
+            });
         });
     return fn;
 }
@@ -439,6 +468,16 @@ size_t out_bytes(const Problem &pb) {
 int mode_of(const Problem &pb) {
     if (pb.kind == Kind::Counts) return pb.thresholds.size() == 1 ? kOneRadius : kRadii;
     return pb.uniform ? kUniform : kEdges;
+}
+
+// The compile-time specialisation of the reduce kernel for a problem without weights:
+// L2 or SQEUCLIDEAN in d = 3, one radius, or uniform bins with shared counters.
+int fast_of(const Problem &pb, int copies) {
+    if (pb.kind == Kind::Knn || pb.pw.d != 3 || pb.pw.dtype == APAIRS_DTYPE_U8 ||
+        (pb.pw.metric != APAIRS_METRIC_L2 && pb.pw.metric != APAIRS_METRIC_SQEUCLIDEAN))
+        return kFastNone;
+    if (mode_of(pb) == kOneRadius) return kFastOneRadius;
+    return mode_of(pb) == kUniform && copies > 0 ? kFastUniformShared : kFastNone;
 }
 
 // Counters per copy: histogram slots, or differential radius slots (+1: "none").
@@ -472,12 +511,22 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     c.device_name = limits.name;
     c.cc_major = limits.cc_major, c.cc_minor = limits.cc_minor, c.sm_count = limits.sm_count;
     c.fixed_d = pb.pw.d == 3 || !pb.box.empty();
-    const void *fn = kernel_of(pb);
+    const int64_t max_shared = std::min<int64_t>(limits.max_shared_per_block, 96 * 1024);
+    if (pb.kind != Kind::Knn) {
+        // Per-warp copies when they fit the default 48 KiB (weights included, which an
+        // execute may ask for), else one per block up to 96 KiB, else global atomics.
+        const int warps = TB / 32;
+        if (reduce_shared(pb, c.fixed_d, warps, true) <= kDefaultShared && mode_of(pb) != kOneRadius) c.copies = warps;
+        else if (reduce_shared(pb, c.fixed_d, 1, true) <= max_shared) c.copies = 1;
+        else c.copies = 0;
+        c.fast = fast_of(pb, c.copies);
+    }
+    // The kernel an execute without weights runs (the occupancy and attributes reported).
+    const void *fn = kernel_of(pb, c.fast);
     cudaFuncAttributes fa{};
     check(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes");
     c.regs = fa.numRegs;
     c.stack = static_cast<int64_t>(fa.localSizeBytes);
-    const int64_t max_shared = std::min<int64_t>(limits.max_shared_per_block, 96 * 1024);
     int64_t tiles = 0;
     if (pb.kind == Kind::Knn) {
         c.threads = KT;
@@ -493,16 +542,11 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         c.threads = TB;
         const int64_t slots = slots_of(pb);
         const bool one_radius = mode_of(pb) == kOneRadius;
-        // Per-warp copies when they fit the default 48 KiB (weights included, which an
-        // execute may ask for), else one per block up to 96 KiB, else global atomics.
-        const int warps = TB / 32;
-        if (reduce_shared(pb, c.fixed_d, warps, true) <= kDefaultShared && !one_radius) c.copies = warps;
-        else if (reduce_shared(pb, c.fixed_d, 1, true) <= max_shared) c.copies = 1;
-        else c.copies = 0;
         c.shared = reduce_shared(pb, c.fixed_d, c.copies, true);
-        if (c.shared > kDefaultShared)
-            check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)),
-                  "cudaFuncSetAttribute");
+        if (c.shared > kDefaultShared)  // both kernels an execute may run (weights or not)
+            for (const void *k : {fn, kernel_of(pb, kFastNone)})
+                check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)),
+                      "cudaFuncSetAttribute");
         tiles = (pb.pw.n1 + TB - 1) / TB * ((pb.pw.n2 + TB - 1) / TB);
         const std::string out =
             one_radius ? "a per-thread counter in a register, summed across the warp per tile (one radius)"
@@ -524,6 +568,9 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
             c.why += "; L2 compared in the squared domain (each threshold or edge as the least sum of squares whose "
                      "square root reaches it: exact, no square root per pair)";
         if (staged_edges(pb)) c.why += fmt::format("; the {} edges staged in shared memory", staged_edges(pb));
+        if (c.fast != kFastNone)
+            c.why += fmt::format("; without weights a kernel compiled for {} (no run-time branch per pair)",
+                                 c.fast == kFastOneRadius ? "one radius" : "uniform bins with shared counters");
     }
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -629,11 +676,14 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         Box<T> box{};
         for (size_t k = 0; k < pb.box.size(); ++k) box.side[k] = T(pb.box[k]), box.inv[k] = T(1 / T(pb.box[k]));
         const int64_t shared = reduce_shared(pb, decltype(dc)::value > 0, cfg.copies, weighted);
-        reduce_kernel<M, decltype(pc)::value, decltype(dc)::value><<<unsigned(cfg.grid), TB, size_t(shared), stream>>>(
-            m, box, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
-            weighted ? static_cast<const double *>(st.view(wa_slot).ptr) : nullptr,
-            weighted ? static_cast<const double *>(st.view(wb_slot).ptr) : nullptr, pb.pw.n1, pb.pw.n2, pb.pw.d,
-            pb.autopairs, tiles_j, ntiles, flush_tiles, r);
+        with_fast<M, decltype(dc)::value>(weighted ? int(kFastNone) : cfg.fast, [&](auto fc) {
+            reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>
+                <<<unsigned(cfg.grid), TB, size_t(shared), stream>>>(
+                    m, box, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
+                    weighted ? static_cast<const double *>(st.view(wa_slot).ptr) : nullptr,
+                    weighted ? static_cast<const double *>(st.view(wb_slot).ptr) : nullptr, pb.pw.n1, pb.pw.n2,
+                    pb.pw.d, pb.autopairs, tiles_j, ntiles, flush_tiles, r);
+        });
         // (host_thr may go now: a copy from pageable memory has read it when it returns.)
     });
     check(cudaGetLastError(), "two-body kernel launch");

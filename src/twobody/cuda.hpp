@@ -21,6 +21,8 @@ struct CudaConfig {
     int64_t stack = 0;        // local-memory bytes per thread (kNN lists longer than 32)
     int copies = 0;           // counts and histograms: shared-memory copies per block
                               // (one per warp, or 1), 0: global atomics
+    int fast = 0;             // the reduce kernel's compile-time specialisation without weights
+                              // (cuda.cu's Fast), 0: the generic kernel
     int64_t shared = 0;       // dynamic shared memory per block, bytes
     int kmax = 0;             // kNN: the compiled list length (k rounded up)
     bool fixed_d = false;     // d = 3 compiled in (the point in registers), else any d
