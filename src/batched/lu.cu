@@ -11,7 +11,7 @@
 //
 // Elements are handled by teams, as in cholesky.cu: a team copies its elements' operands
 // into its slice of shared memory with loads in memory order (AoS: element by element,
-// row by row; SoA: entry by entry across the team's elements, whole sectors either way),
+// row by row; SoA: entry by entry across the team's elements, as many as fit),
 // computes, and copies the results back in memory order; pivots go through shared memory
 // too, so that their stores coalesce. Element loops are grid-stride over a resident grid.
 //
@@ -23,14 +23,16 @@
 //     load); pivots and info straight from each thread.
 //   getrf, n <= 32: warp-group, G = 16 or 32 lanes per element (C = 16, 24 or 32
 //     columns), lane r holding input row r in registers for good and its current position
-//     (rows swap by exchanging positions). Staging by cp.async, a thread per memory column
-//     walking its rows (every load in flight at once, no registers held): AoS by each warp
-//     (a row of an element per load), SoA by the whole block (each load spans the block's
-//     consecutive elements). Column j: the pivot by warp reductions (REDUX) of the keys'
-//     32-bit halves, then of the positions among the hits (ties to the first row); the
-//     pivot value (and the next entry of its row) by shuffles, the rest of the pivot row
-//     through a shared row buffer read back with 16-byte loads; the rows land at their
-//     final positions for the copy back.
+//     (rows swap by exchanging positions). Each warp stages its own elements by cp.async
+//     (no block barriers), a thread per memory column walking its rows (every load in
+//     flight at once, no registers held): AoS its 32 / G elements, a row of an element
+//     per load; SoA a group of consecutive elements whose entries are runs of 32 bytes
+//     (C = 16: 4 f64, 8 f32), 16 (C = 24) or 8 (C = 32), factored 32 / G at a time.
+//     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
+//     the positions among the hits (ties to the first row); the pivot value (and the next
+//     entry of its row) by shuffles, the rest of the pivot row through a shared row
+//     buffer read back with 16-byte loads; the rows land at their final positions for the
+//     copy back, which takes the staging's way in reverse.
 //   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
 //     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
@@ -422,17 +424,37 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
 template <class T, int C>
 constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 
-template <class T, int C>
+// The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
+// once: AoS its 32 / G (G = 16 lanes an element at C = 16, else 32), SoA a group of
+// consecutive elements whose entries are runs of 32 bytes (C = 16), 16 (C = 24) or 8
+// (C = 32): as many as the shared memory of the warps that the registers allow holds
+// (f64 C = 32: one element, 16 warps an SM; f32: two, 21 warps).
+__host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
+__host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
+    return !soa ? (c <= 16 ? 2 : 1) : (c <= 16 ? 32 : c <= 24 ? 16 : 8) / type_bytes;
+}
+
+template <class T, int C, bool SOA>
 struct WarpShape {
     static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
-    // Rows C + W apart: a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
-    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32).
-    static constexpr int LD = C + W;
-    // Per element: two pivot-row buffers (the columns alternate between them, so that
-    // one __syncwarp per column orders writer and readers), then the C x LD matrix.
-    static constexpr int RB = C, ES = 2 * RB + C * LD;
-    static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + int64_t(EPT) * C * 4);
+    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements staged, EPT at a time
+    static_assert(NS % EPT == 0 && (SOA || NS == EPT), "whole rounds of EPT elements");
+    // Rows C + W apart, so that a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
+    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32); SoA f32 C = 16
+    // rows C apart (its 8 slots in fewer bytes, 25 warps an SM rather than 20; the row
+    // reads are once an element). SoA groups: slots 32 / NS entries more than a matrix
+    // apart, so that a staging load's NS elements x 32 / NS columns spread over the banks
+    // (as few wavefronts as its bytes take).
+    static constexpr int LD = SOA && C == 16 && sizeof(T) == 4 ? C : C + W;
+    static constexpr int MS = C * LD + (SOA && NS > 1 ? 32 / NS : 0);
+    // The warp's region: two pivot-row buffers per element in flight (the columns
+    // alternate between them, so that one __syncwarp per column orders writer and
+    // readers), NS matrix slots of MS entries, NS x C pivots.
+    static constexpr int RB = C, BUFS = EPT * 2 * RB;
+    static constexpr int64_t TEAM_BYTES = round16(int64_t(BUFS + NS * MS) * int64_t(sizeof(T)) + int64_t(NS) * C * 4);
+    static_assert((BUFS * sizeof(T)) % 16 == 0 && (MS * sizeof(T)) % 16 == 0 && (LD * sizeof(T)) % 16 == 0,
+                  "16-byte row loads");
 };
 
 template <class T, int C>
@@ -459,32 +481,32 @@ __device__ __forceinline__ void get_row(const T *buf, T (&a)[C]) {
     }
 }
 
-// One thread's share of the warp kernel's staging: memory column c (rows 0 .. n - 1 of
-// the memory grid) of its team's element q, global g + i gstep <-> shared s + i sstep.
-// AoS (the warp's elements): lane = (q, c), a row of an element per warp load. SoA (the
-// block's `tept` elements): thread = (c, q), q fastest, so that each load spans the
-// block's consecutive elements.
-template <class T>
-struct StageColumn {
-    T *g;
-    int64_t gstep;
-    int s, sstep;
-    bool ok;
-};
-
-template <class T, int C, bool SOA>
-__device__ __forceinline__ StageColumn<T> stage_column(const Mat<T> &m, int n, int64_t e0, int64_t batch, int tid,
-                                                       int tept) {
-    using Shape = WarpShape<T, C>;
-    const int q = SOA ? tid % tept : tid / Shape::G, c = SOA ? tid / tept : tid % Shape::G;
+// The warp kernel's staging, LOAD global -> shared by cp.async, else back: memory
+// column c (rows 0 .. n - 1 of the memory grid) of staged element q, global g + i gstep
+// <-> shared q MS + c sc + i sstep. AoS: lane = (q, c), G lanes an element, a row of an
+// element per warp load. SoA: lane = (c, q), q fastest, memory columns c, c + 32 / NS, ...:
+// each load is 32 / NS runs of NS consecutive elements' entry (whole sectors at NS x
+// sizeof(T) = 32).
+template <class T, int C, bool SOA, bool LOAD>
+__device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *slots, int lane) {
+    using S = WarpShape<T, C, SOA>;
+    constexpr int CS = SOA ? 32 / S::NS : S::G;  // the column step (AoS: one column, c < G)
+    const int q = SOA ? lane % S::NS : lane / S::G, c0 = SOA ? lane / S::NS : lane % S::G;
     const int64_t e = e0 + q;
-    StageColumn<T> col;
-    col.ok = e < batch && c < n;
-    col.g = m.p + (SOA ? int64_t(c) * m.stride + e : e * m.stride + c);
-    col.gstep = SOA ? m.ld * m.stride : m.ld;
-    col.s = q * Shape::ES + 2 * Shape::RB + c * (m.row_major ? 1 : Shape::LD);
-    col.sstep = m.row_major ? Shape::LD : 1;
-    return col;
+    if (e >= batch) return;
+    const int64_t gstep = SOA ? m.ld * m.stride : m.ld;
+    const int sstep = m.row_major ? S::LD : 1, sc = m.row_major ? 1 : S::LD;
+    for (int c = c0; c < n; c += CS) {
+        T *gp = m.p + (SOA ? int64_t(c) * m.stride + e : e * m.stride + c);
+        int s = q * S::MS + c * sc;
+#pragma unroll 4
+        for (int i = 0; i < n; ++i, gp += gstep, s += sstep) {
+            if (LOAD)
+                copy_async(slots + s, gp);
+            else
+                *gp = slots[s];
+        }
+    }
 }
 
 // Rows are never moved between lanes: lane r keeps row r of the input and `pos`, the
@@ -493,101 +515,88 @@ __device__ __forceinline__ StageColumn<T> stage_column(const Mat<T> &m, int n, i
 // the lowest position (the first row), the pivot's position is ipiv[j], and the lane at
 // position j takes the pivot's old one. The pivot value and the next column's entry of
 // the pivot row come by shuffles; the rest of the pivot row from its lane through a
-// shared buffer (16-byte loads). SOA: the block, not the warp, stages its elements, so
-// that the loads of an entry across consecutive elements coalesce. Staging is cp.async:
-// every load of the team in flight at once.
+// shared buffer (16-byte loads). Each warp stages its NS elements by cp.async (every load
+// in flight at once) and factors them EPT at a time; no block barriers.
 template <class T, int C, bool SOA>
 __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
-    using Shape = WarpShape<T, C>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, ES = Shape::ES, RB = Shape::RB;
+    using Shape = WarpShape<T, C, SOA>;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, NS = Shape::NS, MS = Shape::MS,
+                  RB = Shape::RB;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n;
-    const int64_t per_block = int64_t(teams) * EPT;
-    // The staging team: its shared region (elements' ES blocks, then their pivots), its
-    // threads, its elements, and this lane's element among them.
-    unsigned char *region = SOA ? lu_smem : lu_smem + team * Shape::TEAM_BYTES;
-    const int tept = SOA ? int(per_block) : EPT, tid = SOA ? int(threadIdx.x) : lane, tt = SOA ? int(blockDim.x) : 32;
-    const int qq = SOA ? team * EPT + q : q;
-    T *const sh = reinterpret_cast<T *>(region);
-    int *const pivsh = reinterpret_cast<int *>(region + int64_t(tept) * ES * sizeof(T));
-    T *const buf = sh + qq * ES, *const mat = buf + 2 * RB;
-    auto team_sync = [] {
-        if (SOA)
-            __syncthreads();
-        else
-            __syncwarp();
-    };
+    const int64_t per_block = int64_t(teams) * NS;
+    unsigned char *const region = lu_smem + team * Shape::TEAM_BYTES;
+    T *const buf = reinterpret_cast<T *>(region) + q * 2 * RB;  // this lane's element's row buffers
+    T *const slots = reinterpret_cast<T *>(region) + Shape::BUFS;
+    int *const pivsh = reinterpret_cast<int *>(region + int64_t(Shape::BUFS + NS * MS) * int64_t(sizeof(T)));
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
-        const int64_t e0 = SOA ? eb : eb + int64_t(team) * EPT, e = e0 + qq;
-        // (Recomputed for the copy back rather than held in registers across the columns.)
-        if (const StageColumn<T> col = stage_column<T, C, SOA>(g.a, n, e0, g.batch, tid, tept); col.ok) {
-            const T *src = col.g;
-            int s = col.s;
-#pragma unroll 4
-            for (int i = 0; i < n; ++i, src += col.gstep, s += col.sstep) copy_async(sh + s, src);
-        }
+        const int64_t e0 = eb + int64_t(team) * NS;
+        warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, slots, lane);
         copy_async_wait();
-        team_sync();
-
-        const bool row_ok = e < g.batch && r < n;
-        T a[C];
-        if (row_ok) {
-            get_row(mat + r * LD, a);
+        __syncwarp();
+#pragma unroll 1
+        for (int k = 0; k < NS; k += EPT) {
+            if (NS > EPT && e0 + k >= g.batch) break;  // uniform over the warp
+            const int qs = k + q;          // this lane's element among the staged
+            const int64_t e = e0 + qs;
+            T *const mat = slots + qs * MS;
+            const bool row_ok = e < g.batch && r < n;
+            T a[C];
+            if (row_ok) {
+                get_row(mat + r * LD, a);
 #pragma unroll
-            for (int k = 0; k < C; ++k)
-                if (k >= n) a[k] = T(0);  // never staged
-        } else {
+                for (int kk = 0; kk < C; ++kk)
+                    if (kk >= n) a[kk] = T(0);  // never staged
+            } else {
 #pragma unroll
-            for (int k = 0; k < C; ++k) a[k] = T(0);
-        }
-        int info = 0, pos = r;
-#pragma unroll
-        for (int j = 0; j < C; ++j) {
-            if (j >= n) break;  // uniform: n is the same for every lane
-            const bool cand = row_ok && pos >= j;
-            const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
-            const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
-            const T d = __shfl_sync(kFull, a[j], pl);
-            // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
-            constexpr bool NX = kNextByShuffle<T, C>;
-            const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
-            T *const rowbuf = buf + (j & 1) * RB;
-            const bool piv_lane = lane == pl && row_ok;
-            if (piv_lane) {
-                pivsh[qq * C + j] = pp;
-                put_row(rowbuf, a, j + (NX ? 2 : 1));
+                for (int kk = 0; kk < C; ++kk) a[kk] = T(0);
             }
-            if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
-            __syncwarp();
-            if ((d == T(0) || d != d) && info == 0) info = j + 1;
-            if (row_ok && pos > j) {
-                const T l = a[j] / pivot_divisor(d);
-                a[j] = l;
-                if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
+            int info = 0, pos = r;
 #pragma unroll
-                for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
-                    const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
+            for (int j = 0; j < C; ++j) {
+                if (j >= n) break;  // uniform: n is the same for every lane
+                const bool cand = row_ok && pos >= j;
+                const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
+                const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
+                const T d = __shfl_sync(kFull, a[j], pl);
+                // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
+                constexpr bool NX = kNextByShuffle<T, C>;
+                const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
+                T *const rowbuf = buf + (j & 1) * RB;
+                const bool piv_lane = lane == pl && row_ok;
+                if (piv_lane) {
+                    pivsh[qs * C + j] = pp;
+                    put_row(rowbuf, a, j + (NX ? 2 : 1));
+                }
+                if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
+                __syncwarp();
+                if ((d == T(0) || d != d) && info == 0) info = j + 1;
+                if (row_ok && pos > j) {
+                    const T l = a[j] / pivot_divisor(d);
+                    a[j] = l;
+                    if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
 #pragma unroll
-                    for (int w = 0; w < W; ++w)
-                        if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
+                        const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
+#pragma unroll
+                        for (int w = 0; w < W; ++w)
+                            if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    }
                 }
             }
+            // The slot was last read before the first column's __syncwarp: the rows land
+            // at their final positions.
+            if (row_ok) put_row(mat + pos * LD, a);
+            if (r == 0 && e < g.batch) g.info[e] = info;
+            // Before the copy back, and before the next round's first pivot row goes to a
+            // buffer this round's last columns read.
+            __syncwarp();
         }
-        // The staged matrix was last read before the first column's __syncwarp: the rows
-        // land at their final positions.
-        if (row_ok) put_row(mat + pos * LD, a);
-        if (r == 0 && e < g.batch) g.info[e] = info;
-        team_sync();
-        if (const StageColumn<T> col = stage_column<T, C, SOA>(g.a, n, e0, g.batch, tid, tept); col.ok) {
-            T *dst = col.g;
-            int s = col.s;
-#pragma unroll 4
-            for (int i = 0; i < n; ++i, dst += col.gstep, s += col.sstep) *dst = sh[s];
-        }
-        store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, tt, tept);
-        team_sync();
+        warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, slots, lane);
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
+        __syncwarp();  // the next group's copies land where this one's were read
     }
 }
 
@@ -782,22 +791,19 @@ KernelSpec getrf_warp(bool soa) {
     KernelSpec k;
     k.fn = soa ? reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, true>)
                : reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, false>);
-    k.group = WarpShape<T, C>::G;
-    k.unit_elements = WarpShape<T, C>::EPT;
-    k.unit_shared = WarpShape<T, C>::TEAM_BYTES;
+    using Shape = WarpShape<T, C, true>;
+    using AosShape = WarpShape<T, C, false>;
+    k.group = Shape::G;
+    k.unit_elements = soa ? Shape::NS : AosShape::NS;
+    k.unit_shared = soa ? Shape::TEAM_BYTES : AosShape::TEAM_BYTES;
     return k;
 }
 
 // n from 9 (past every thread-per-element size) to 32.
 template <class T>
 KernelSpec getrf_warp_for(int n, bool soa) {
-    return n <= 16 ? getrf_warp<T, 16>(soa) : n <= 24 ? getrf_warp<T, 24>(soa) : getrf_warp<T, 32>(soa);
-}
-
-// Whether getrf's kernel is the warp-group one staged by the block (SoA).
-bool getrf_block_staged(int32_t dtype, int64_t n, bool soa) {
-    const bool f64 = dtype == APAIRS_DTYPE_F64;
-    return soa && n > (f64 ? kThreadMaxN<double> : kThreadMaxN<float>) && n <= 32;
+    const int c = warp_columns(n);
+    return c == 16 ? getrf_warp<T, 16>(soa) : c == 24 ? getrf_warp<T, 24>(soa) : getrf_warp<T, 32>(soa);
 }
 
 KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
@@ -826,7 +832,9 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
         k.why = fmt::format("n = {} (at most 32): {} lanes per element, one row each in registers, staged by "
                             "cp.async through shared memory ({}), the pivot found by warp reductions and the pivot row "
                             "shared through shared memory",
-                            n, k.group, soa ? "by the whole block, consecutive elements per load" : "by each warp");
+                            n, k.group,
+                            soa ? fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements)
+                                : "by each warp");
     } else {
         const int S = n <= 64 ? 128 : 256;
         k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)
@@ -914,9 +922,14 @@ void queue(const CudaConfig &cfg, void *stream, int64_t batch, int64_t per_block
     check(cudaGetLastError(), what);
 }
 
-// Elements per block of the planned getrf kernel: cfg.group threads per element in
-// every model (1, the warp-group's G, the block's S).
-int64_t getrf_per_block(const CudaConfig &cfg) { return cfg.block_threads / cfg.group; }
+// Elements per block of the planned getrf kernel: cfg.group threads per element (1, the
+// block's S), except the warp-group kernel's warps, which stage warp_staged elements each.
+int64_t getrf_per_block(const CudaConfig &cfg, const GetrfProblem &pb) {
+    if (cfg.model == Model::WarpGroup)
+        return int64_t(cfg.block_threads / 32) *
+               warp_staged(warp_columns(int(pb.n)), pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4, pb.a.soa);
+    return cfg.block_threads / cfg.group;
+}
 
 template <class T>
 void launch_getrf_typed(const GetrfProblem &pb, const CudaConfig &cfg, void *stream, T *A, int32_t *ipiv,
@@ -928,7 +941,7 @@ void launch_getrf_typed(const GetrfProblem &pb, const CudaConfig &cfg, void *str
     g.n = int(pb.n);
     g.sub = cfg.group;
     g.batch = pb.batch;
-    queue(cfg, stream, pb.batch, getrf_per_block(cfg), &g, "batched getrf kernel launch");
+    queue(cfg, stream, pb.batch, getrf_per_block(cfg, pb), &g, "batched getrf kernel launch");
 }
 
 template <class T>
@@ -966,11 +979,13 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 }  // namespace
 
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
-    // SoA under the warp-group kernel: blocks of at least 8 warps, whose elements stage
-    // together (an entry of 8 to 32 consecutive elements per load).
+    // SoA under the warp-group kernel: a 32-byte sector's elements in warps of one block
+    // (C = 24, 32: groups of 16 or 8 bytes), so that the sector's other parts are read
+    // through the same L1 at about the same time.
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
-    return plan_kernel(k, pb.batch, device, occupancy_target, getrf_block_staged(pb.dtype, pb.n, pb.a.soa) ? 8 : 1,
-                       fmt::format("batched getrf n={}", pb.n));
+    const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
+    const int units_min = k.model == Model::WarpGroup && pb.a.soa ? std::max(1, 32 / (int(k.unit_elements) * tb)) : 1;
+    return plan_kernel(k, pb.batch, device, occupancy_target, units_min, fmt::format("batched getrf n={}", pb.n));
 }
 
 void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *ipiv,
