@@ -8,9 +8,10 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8). Rows past 4, or few elements:
-//     EW = 1, and W warps share 32 elements, a warp per row tile (no reduction, hence no
-//     barrier); few elements of more than 8 rows take tiles of 4 rows (twice the warps).
+//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
+//     warps share 32 elements and split the row tiles (no reduction, hence no barrier);
+//     few elements of more than 8 rows, with a warp per tile of 8 and room for twice the
+//     warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
@@ -154,11 +155,11 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 
 // One row tile [i0, i0 + nr) of elements base + 32 j (j < EW; FULL: all in the batch).
 // Rows past nr repeat row i0 (the same lines: no extra traffic, no guard in the loop);
-// their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state,
-// so nvcc keeps them in uniform registers instead of RT 64-bit registers per thread,
-// which leaves registers to the loads (f32 8 rows: all 18 loads of a step issued before
-// the first sum, against 7 with per-thread offsets).
-template <class T, int RT, int EW, bool FULL, bool ROWS>
+// their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state
+// (uniform registers); used by the tiles of 4 rows for few elements only (f64 n = 64
+// measured 83 -> 89 % of the bound with it, where the same form lost 3-6 points on the
+// tiles of 8 rows and in the split kernel).
+template <class T, int RT, int EW, bool FULL, bool ROWS = false>
 __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0, int nr) {
     double acc[EW][RT];
 #pragma unroll
@@ -201,31 +202,17 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
         for (int i0 = wi * RT; i0 < g.rows; i0 += W * RT) {
             const int nr = min(RT, g.rows - i0);
             if (base + 32 * (EW - 1) < g.batch) {
-                if (nr == RT)
-                    soa_tile<T, RT, EW, true, true>(g, base, i0, RT);
-                else
-                    soa_tile<T, RT, EW, true, false>(g, base, i0, nr);
-            } else {
-                soa_tile<T, RT, EW, false, false>(g, base, i0, nr);
-            }
+                if constexpr (RT == 4 && EW == 1) {
+                    if (nr == RT)
+                        soa_tile<T, RT, EW, true, true>(g, base, i0, RT);
+                    else
+                        soa_tile<T, RT, EW, true>(g, base, i0, nr);
+                } else {
+                    soa_tile<T, RT, EW, true>(g, base, i0, nr);
+                }
+            } else
+                soa_tile<T, RT, EW, false>(g, base, i0, nr);
         }
-}
-
-// The sums of rows ap[t * ar] (t < RT) over n columns, in order. Rows past nr repeat the
-// first (the same lines); their sums are dropped. ROWS (nr = RT): row offsets free of
-// the thread's state (uniform registers, none held per thread).
-template <class T, int RT, bool ROWS>
-__device__ __forceinline__ void soa_range(const SoaArgs<T> &g, const T *ap, const T *xp, int n, int nr,
-                                          double (&acc)[RT]) {
-    int64_t roff[RT];
-#pragma unroll
-    for (int t = 0; t < RT; ++t) roff[t] = (ROWS || t < nr ? t : 0) * g.ar;
-#pragma unroll(RT >= 4 ? 2 : 8 / RT)
-    for (int l = 0; l < n; ++l, ap += g.ac, xp += g.xi) {
-        const double xl = double(__ldg(xp));
-#pragma unroll
-        for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
-    }
 }
 
 // SoA, few elements: W = 2^lg_split warps share 32 consecutive elements, as WT row-tile
@@ -251,21 +238,16 @@ __global__ void __launch_bounds__(1024) vec_soa_split_kernel(const SoaArgs<T> g)
 #pragma unroll
             for (int t = 0; t < RT; ++t) acc[t] = 0;
             if (ok && nr > 0) {
-                const T *ap = g.a + e * g.ae + i0 * g.ar + l0 * g.ac, *xp = g.x + e * g.xe + l0 * g.xi;
-                if (nr == RT) {
-                    soa_range<T, RT, true>(g, ap, xp, l1 - l0, RT, acc);
-                } else if constexpr (RT == 8) {
-                    // A partial tile of 8 rows: row by row (the 8-row loop with per-thread
-                    // row offsets spills).
+                // Rows past nr repeat row i0 (the same lines); their sums are dropped.
+                int64_t roff[RT];
 #pragma unroll
-                    for (int t = 0; t < RT; ++t)
-                        if (t < nr) {
-                            double one[1] = {0};
-                            soa_range<T, 1, true>(g, ap + t * g.ar, xp, l1 - l0, 1, one);
-                            acc[t] = one[0];
-                        }
-                } else {
-                    soa_range<T, RT, false>(g, ap, xp, l1 - l0, nr, acc);
+                for (int t = 0; t < RT; ++t) roff[t] = (t < nr ? t : 0) * g.ar;
+                const T *ap = g.a + e * g.ae + i0 * g.ar + l0 * g.ac, *xp = g.x + e * g.xe + l0 * g.xi;
+#pragma unroll(RT >= 4 ? 2 : 8 / RT)
+                for (int l = l0; l < l1; ++l, ap += g.ac, xp += g.xi) {
+                    const double xl = double(__ldg(xp));
+#pragma unroll
+                    for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
                 }
             }
             if (WC > 1) {
@@ -779,12 +761,10 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
                 return k;
             }
         }
-        if (ew == 1) {
-            // Each row tile its own warp (no thread loops over tiles); few elements of more
-            // than 8 rows: tiles of 4 rows, for twice the warps.
-            w = int(std::max<int64_t>(w, std::min<int64_t>(32, pow2ceil(tiles))));
-            if (rt == 8 && groups * 32 * w * 2 <= fill && w < 32) rt = 4, w *= 2;
-        }
+        // Few elements of more than 8 rows, a warp per tile of 8 rows (the loop above stopped
+        // at w >= tiles) and room for twice the warps: tiles of 4 rows (f64 n = 64 B = 8192:
+        // 65536 -> 131072 threads).
+        if (ew == 1 && rt == 8 && w < 32 && groups * 32 * w * 2 <= fill) rt = 4, w *= 2;
         k.fn = soa_kernel<T>(rt, ew);
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
         k.group = w;
@@ -795,9 +775,9 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         k.why = w == 1 ? fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads covering "
                                      "32 consecutive elements, {} row sums in registers",
                                      ew, rt)
-                       : fmt::format("SoA, {} elements of {} rows: {} warps share each 32 elements, one or more "
-                                     "row tiles of {} each{}",
-                                     o.batch, o.rows, w, rt, groups * 32 * w <= fill ? ", to fill the device" : "");
+                       : fmt::format("SoA with only {} elements of {} rows: {} warps share each 32 elements and "
+                                     "split their rows, to fill the device",
+                                     o.batch, o.rows, w);
         return k;
     }
     // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the device.
