@@ -416,8 +416,10 @@ __global__ void __launch_bounds__(1024) vec_cols_kernel(const Args<T> g) {
 // sectors) and issues all of their loads before any sum, U x K chunks of A and of x per
 // lane (partial chunks or arrays off the 16-byte grid: U = 1, scalar loads where needed).
 // Lane gl of a slot holds chunks gl, gl + GL, ... (K at most) of its row, sums them in
-// order, and the GL lanes add their sums in a fixed xor tree. RC = 2 (float rows of 2 entries, ld = 2): one lane holds the 2 rows of its
-// chunk and sums each. Every lane of the warp runs the same trips (full-mask shuffles).
+// order, and the GL lanes add their sums in a fixed xor tree (U = 4 slots of GL >= 4
+// lanes: the tree's levels shared by the slots, the same sums). RC = 2 (float rows of 2
+// entries, ld = 2): one lane holds the 2 rows of its chunk and sums each. Every lane of
+// the warp runs the same trips (full-mask shuffles).
 
 template <class T>
 struct FlatArgs {
@@ -509,6 +511,46 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     load_part<T, VEC, TAIL>(ap, 0, nr * COLS, av[u][0]);
 #pragma unroll
                     for (int l = 0; l < V; ++l) xv[u][0][l] = l < COLS && nr > 0 ? __ldg(xp + l) : T(0);
+                }
+            }
+            if constexpr (RC == 1 && U == 4) {
+                if (U <= (1 << lg_gl)) {
+                    // U slots of GL >= U lanes: the same xor tree per slot, its levels shared.
+                    // Level off = GL / 2 .. GL / U: each lane keeps half its slots (the upper
+                    // half where gl & off) and sends the other half, so each shuffle serves a
+                    // slot at every level; lane gl ends with slot (gl >> lg(GL / U)) & (U - 1),
+                    // whose later levels are the plain tree. Each sum is own + partner's at
+                    // the same levels as the tree of one slot: the same bits (a + b = b + a).
+                    double part[U];
+#pragma unroll
+                    for (int u = 0; u < U; ++u) {
+                        part[u] = 0;
+#pragma unroll
+                        for (int k = 0; k < K; ++k)
+#pragma unroll
+                            for (int c = 0; c < V; ++c)
+                                part[u] = fma(double(av[u][k][c]), double(xv[u][k][c]), part[u]);
+                    }
+                    int off = (1 << lg_gl) >> 1;
+#pragma unroll
+                    for (int m = U; m > 1; m >>= 1, off >>= 1) {
+                        const bool up = (gl & off) != 0;
+#pragma unroll
+                        for (int j = 0; j < m / 2; ++j) {
+                            const double send = up ? part[j] : part[j + m / 2];
+                            const double keep = up ? part[j + m / 2] : part[j];
+                            part[j] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+                        }
+                    }
+                    for (; off > 0; off >>= 1) part[0] += __shfl_xor_sync(0xffffffffu, part[0], off);
+                    constexpr int lg_u = U == 4 ? 2 : 1;
+                    const int lg_low = lg_gl - lg_u;
+                    int64_t e;
+                    int i;
+                    const bool ok = slot((gl >> lg_low) & (U - 1), e, i);
+                    if ((gl & ((1 << lg_low) - 1)) == 0 && ok)
+                        store_ab(g.y + e * g.ye + int64_t(i) * g.yi, part[0], g.alpha, g.beta);
+                    continue;
                 }
             }
 #pragma unroll

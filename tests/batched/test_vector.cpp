@@ -252,6 +252,9 @@ std::vector<GemvCase> gemv_cases() {
     cs.push_back(GemvCase{4, 6, 50021, false, false, true, 2, 14, 0, 1.0, -1.0});
     cs.push_back(GemvCase{8, 8, 100003, true, false, false, 0, 0, 0, 1.0, 1.0});
     cs.push_back(GemvCase{4, 4, 100003, false, false, true, 0, 0, 1, 1.0, 0.0});
+    // One chunk per lane, 4 row slots per lane reduced together (lanes >= 4): f32 8 lanes
+    // with 2 idle (n = 24), 9 rows padded to 16 slots, beta != 0.
+    cs.push_back(GemvCase{9, 24, 40009, false, false, true, 0, 0, 0, 1.0, 0.5});
     // SoA of more than 8 rows: many elements, a thread over a full tile of 8 rows and a
     // partial one of 4; few elements of long rows, the split kernel with a partial tile of
     // 8 rows, op N and T. (Few elements of 9..128 rows, tiles of 4 rows: the sizes above.)
