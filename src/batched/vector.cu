@@ -21,7 +21,8 @@
 //     power of two), GL lanes per row and U x 32 / GL consecutive rows per warp at once,
 //     every load of A and x issued before the first sum (U x K 16-byte chunks per lane):
 //     a warp's loads cover consecutive rows of consecutive elements, whole sectors, with
-//     no per-element setup. Rows of 2 floats go two to a lane.
+//     no per-element setup. Rows of 2 floats go two to a lane. 4 rows per lane: x loaded
+//     once where they are of one element, the sums of >= 4 lanes reduced together.
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -454,7 +455,9 @@ __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Ve
     }
 }
 
-template <class T, int K, int U, int RC, bool VEC, bool TAIL>
+// X1 (RC = 1, the U slots of a lane in one element: 32 U / GL <= slots per element): x
+// loaded once, for u = 0, and used by every u (the same values, the same sums).
+template <class T, int K, int U, int RC, bool VEC, bool TAIL, bool X1 = false>
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
@@ -503,7 +506,9 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     for (int k = 0; k < K; ++k) {
                         const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
                         load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
-                        load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
+                        // X1: the element is in the batch (b0 < slots; padded rows have
+                        // A's zeros, and their sums are dropped).
+                        if (!X1 || u == 0) load_part<T, VEC, TAIL>(xp, c0, X1 ? g.cols : len, xv[u][k]);
                     }
                 } else {
                     // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
@@ -529,7 +534,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                         for (int k = 0; k < K; ++k)
 #pragma unroll
                             for (int c = 0; c < V; ++c)
-                                part[u] = fma(double(av[u][k][c]), double(xv[u][k][c]), part[u]);
+                                part[u] = fma(double(av[u][k][c]), double(xv[X1 ? 0 : u][k][c]), part[u]);
                     }
                     int off = (1 << lg_gl) >> 1;
 #pragma unroll
@@ -564,7 +569,8 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
 #pragma unroll
                     for (int k = 0; k < K; ++k)
 #pragma unroll
-                        for (int c = 0; c < V; ++c) part = fma(double(av[u][k][c]), double(xv[u][k][c]), part);
+                        for (int c = 0; c < V; ++c)
+                            part = fma(double(av[u][k][c]), double(xv[X1 ? 0 : u][k][c]), part);
                     for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1)
                         part += __shfl_xor_sync(0xffffffffu, part, off);
                     if (gl == 0 && ok) store_ab(yp, part, g.alpha, g.beta);
@@ -587,9 +593,12 @@ template <class T, int K, int U, int RC>
 __global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
     // Partial chunks (rows not a multiple of 16 bytes), misaligned arrays: one slot per
     // lane at a time, scalar loads where needed (the same sums).
-    if (g.vec && !g.tail)
-        flat_body<T, K, U, RC, true, false>(g);
-    else if (g.vec)
+    if (g.vec && !g.tail) {
+        if (RC == 1 && U == 4 && (32 >> g.lg_gl) * U <= (1 << g.lg_slots))
+            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4>(g);
+        else
+            flat_body<T, K, U, RC, true, false>(g);
+    } else if (g.vec)
         flat_body<T, K, 1, RC, true, true>(g);
     else
         flat_body<T, K, 1, RC, false, true>(g);
