@@ -22,7 +22,7 @@
 //     every load of A and x issued before the first sum (U x K 16-byte chunks per lane):
 //     a warp's loads cover consecutive rows of consecutive elements, whole sectors, with
 //     no per-element setup. Rows of 2 floats go two to a lane. 4 rows per lane: x loaded
-//     once where they are of one element, the sums of >= 4 lanes reduced together.
+//     once per element among them, the sums of >= 4 lanes reduced together.
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -455,9 +455,10 @@ __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Ve
     }
 }
 
-// X1 (RC = 1, the U slots of a lane in one element: 32 U / GL <= slots per element): x
-// loaded once, for u = 0, and used by every u (the same values, the same sums).
-template <class T, int K, int U, int RC, bool VEC, bool TAIL, bool X1 = false>
+// XG > 1 (RC = 1): the slots u of a lane come XG to an element (XG = slots per element /
+// (32 / GL), at most U): x loaded once per element, for u a multiple of XG, and used by
+// its XG slots (the same values, the same sums).
+template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1>
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
@@ -506,9 +507,9 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     for (int k = 0; k < K; ++k) {
                         const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
                         load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
-                        // X1: the element is in the batch (b0 < slots; padded rows have
-                        // A's zeros, and their sums are dropped).
-                        if (!X1 || u == 0) load_part<T, VEC, TAIL>(xp, c0, X1 ? g.cols : len, xv[u][k]);
+                        // XG: where u's slot is out (padded row, element past the batch),
+                        // so are those of u + 1 .. in its element (rows grow with u).
+                        if (u % XG == 0) load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
                     }
                 } else {
                     // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
@@ -534,7 +535,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                         for (int k = 0; k < K; ++k)
 #pragma unroll
                             for (int c = 0; c < V; ++c)
-                                part[u] = fma(double(av[u][k][c]), double(xv[X1 ? 0 : u][k][c]), part[u]);
+                                part[u] = fma(double(av[u][k][c]), double(xv[u - u % XG][k][c]), part[u]);
                     }
                     int off = (1 << lg_gl) >> 1;
 #pragma unroll
@@ -570,7 +571,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     for (int k = 0; k < K; ++k)
 #pragma unroll
                         for (int c = 0; c < V; ++c)
-                            part = fma(double(av[u][k][c]), double(xv[X1 ? 0 : u][k][c]), part);
+                            part = fma(double(av[u][k][c]), double(xv[u - u % XG][k][c]), part);
                     for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1)
                         part += __shfl_xor_sync(0xffffffffu, part, off);
                     if (gl == 0 && ok) store_ab(yp, part, g.alpha, g.beta);
@@ -594,8 +595,12 @@ __global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
     // Partial chunks (rows not a multiple of 16 bytes), misaligned arrays: one slot per
     // lane at a time, scalar loads where needed (the same sums).
     if (g.vec && !g.tail) {
-        if (RC == 1 && U == 4 && (32 >> g.lg_gl) * U <= (1 << g.lg_slots))
-            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4>(g);
+        // Slots per element over slots of one u in a warp.
+        const int xg = (1 << g.lg_slots) >> (5 - g.lg_gl);
+        if (RC == 1 && U == 4 && xg >= 4)
+            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1>(g);
+        else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
+            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1>(g);
         else
             flat_body<T, K, U, RC, true, false>(g);
     } else if (g.vec)
