@@ -9,9 +9,8 @@
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
 //     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
-//     warps share 32 elements and split the row tiles (no reduction, hence no barrier);
-//     few elements of more than 8 rows, with a warp per tile of 8 and room for twice the
-//     warps, take tiles of 4 rows.
+//     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
+//     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
@@ -817,10 +816,13 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
                 return k;
             }
         }
-        // Few elements of more than 8 rows, a warp per tile of 8 rows (the loop above stopped
-        // at w >= tiles) and room for twice the warps: tiles of 4 rows (f64 n = 64 B = 8192:
-        // 65536 -> 131072 threads).
-        if (ew == 1 && rt == 8 && w < 32 && groups * 32 * w * 2 <= fill) rt = 4, w *= 2;
+        if (ew == 1) {
+            // A warp per row tile (no thread loops over tiles: f32 n = 16 B = 262144, 2 warps
+            // per 32 elements, was 1). Few elements of more than 8 rows and room for twice
+            // the warps: tiles of 4 rows (f64 n = 64 B = 8192: 65536 -> 131072 threads).
+            w = int(std::max<int64_t>(w, std::min<int64_t>(32, pow2ceil(tiles))));
+            if (rt == 8 && w < 32 && groups * 32 * w * 2 <= fill) rt = 4, w *= 2;
+        }
         k.fn = soa_kernel<T>(rt, ew);
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
         k.group = w;
@@ -831,9 +833,9 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         k.why = w == 1 ? fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads covering "
                                      "32 consecutive elements, {} row sums in registers",
                                      ew, rt)
-                       : fmt::format("SoA with only {} elements of {} rows: {} warps share each 32 elements and "
-                                     "split their rows, to fill the device",
-                                     o.batch, o.rows, w);
+                       : fmt::format("SoA, {} elements of {} rows: {} warps share each 32 elements, one or more "
+                                     "row tiles of {} each{}",
+                                     o.batch, o.rows, w, rt, groups * 32 * w <= fill ? ", to fill the device" : "");
         return k;
     }
     // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the device.

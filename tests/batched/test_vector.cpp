@@ -263,9 +263,10 @@ std::vector<GemvCase> gemv_cases() {
     cs.push_back(GemvCase{70, 8, 3001, false, false, true, 0, 0, 0, -1.0, 0.5});
     cs.push_back(GemvCase{24, 8, 20011, false, false, true, 0, 0, 0, 1.0, 0.0});
     cs.push_back(GemvCase{6, 24, 30011, false, false, true, 0, 0, 0, 0.5, 1.0});
-    // SoA of more than 8 rows: many elements, a thread over a full tile of 8 rows and a
-    // partial one of 4; few elements of long rows, the split kernel with a partial tile of
-    // 8 rows, op N and T. (Few elements of 9..128 rows, tiles of 4 rows: the sizes above.)
+    // SoA of more than 8 rows: many elements, a warp per row tile (a full tile of 8 rows
+    // and a partial one of 4); few elements of long rows, the split kernel with a partial
+    // tile of 8 rows, op N and T. (Few elements of 9..128 rows, tiles of 4 rows: the sizes
+    // above.)
     cs.push_back(GemvCase{12, 2, 140009, false, true, false, 0, 1, 0, 1.0, 0.5});
     cs.push_back(GemvCase{12, 300, 5, false, true, false, 1, 2, 0, -0.75, 0.5});
     cs.push_back(GemvCase{300, 12, 3, true, true, true, 0, 0, 0, 1.0, 0.0});
