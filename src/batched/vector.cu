@@ -8,9 +8,9 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8). Rows past 4, or few elements:
-//     EW = 1, and W warps share 32 elements, a warp per row tile (no reduction, hence no
-//     barrier); few elements of more than 8 rows take tiles of 4 rows (twice the warps).
+//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
+//     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
+//     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
@@ -20,7 +20,8 @@
 //     power of two), GL lanes per row and U x 32 / GL consecutive rows per warp at once,
 //     every load of A and x issued before the first sum (U x K 16-byte chunks per lane):
 //     a warp's loads cover consecutive rows of consecutive elements, whole sectors, with
-//     no per-element setup. Rows of 2 floats go two to a lane.
+//     no per-element setup. Rows of 2 floats go two to a lane. 4 rows per lane: x loaded
+//     once per element among them, the sums of >= 4 lanes reduced together.
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -154,11 +155,11 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 
 // One row tile [i0, i0 + nr) of elements base + 32 j (j < EW; FULL: all in the batch).
 // Rows past nr repeat row i0 (the same lines: no extra traffic, no guard in the loop);
-// their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state,
-// so nvcc keeps them in uniform registers instead of RT 64-bit registers per thread,
-// which leaves registers to the loads (f32 8 rows: all 18 loads of a step issued before
-// the first sum, against 7 with per-thread offsets).
-template <class T, int RT, int EW, bool FULL, bool ROWS>
+// their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state
+// (uniform registers); used by the tiles of 4 rows for few elements only (f64 n = 64
+// measured 83 -> 89 % of the bound with it, where the same form lost 3-6 points on the
+// tiles of 8 rows and in the split kernel).
+template <class T, int RT, int EW, bool FULL, bool ROWS = false>
 __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0, int nr) {
     double acc[EW][RT];
 #pragma unroll
@@ -201,31 +202,17 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
         for (int i0 = wi * RT; i0 < g.rows; i0 += W * RT) {
             const int nr = min(RT, g.rows - i0);
             if (base + 32 * (EW - 1) < g.batch) {
-                if (nr == RT)
-                    soa_tile<T, RT, EW, true, true>(g, base, i0, RT);
-                else
-                    soa_tile<T, RT, EW, true, false>(g, base, i0, nr);
-            } else {
-                soa_tile<T, RT, EW, false, false>(g, base, i0, nr);
-            }
+                if constexpr (RT == 4 && EW == 1) {
+                    if (nr == RT)
+                        soa_tile<T, RT, EW, true, true>(g, base, i0, RT);
+                    else
+                        soa_tile<T, RT, EW, true>(g, base, i0, nr);
+                } else {
+                    soa_tile<T, RT, EW, true>(g, base, i0, nr);
+                }
+            } else
+                soa_tile<T, RT, EW, false>(g, base, i0, nr);
         }
-}
-
-// The sums of rows ap[t * ar] (t < RT) over n columns, in order. Rows past nr repeat the
-// first (the same lines); their sums are dropped. ROWS (nr = RT): row offsets free of
-// the thread's state (uniform registers, none held per thread).
-template <class T, int RT, bool ROWS>
-__device__ __forceinline__ void soa_range(const SoaArgs<T> &g, const T *ap, const T *xp, int n, int nr,
-                                          double (&acc)[RT]) {
-    int64_t roff[RT];
-#pragma unroll
-    for (int t = 0; t < RT; ++t) roff[t] = (ROWS || t < nr ? t : 0) * g.ar;
-#pragma unroll(RT >= 4 ? 2 : 8 / RT)
-    for (int l = 0; l < n; ++l, ap += g.ac, xp += g.xi) {
-        const double xl = double(__ldg(xp));
-#pragma unroll
-        for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
-    }
 }
 
 // SoA, few elements: W = 2^lg_split warps share 32 consecutive elements, as WT row-tile
@@ -251,21 +238,16 @@ __global__ void __launch_bounds__(1024) vec_soa_split_kernel(const SoaArgs<T> g)
 #pragma unroll
             for (int t = 0; t < RT; ++t) acc[t] = 0;
             if (ok && nr > 0) {
-                const T *ap = g.a + e * g.ae + i0 * g.ar + l0 * g.ac, *xp = g.x + e * g.xe + l0 * g.xi;
-                if (nr == RT) {
-                    soa_range<T, RT, true>(g, ap, xp, l1 - l0, RT, acc);
-                } else if constexpr (RT == 8) {
-                    // A partial tile of 8 rows: row by row (the 8-row loop with per-thread
-                    // row offsets spills).
+                // Rows past nr repeat row i0 (the same lines); their sums are dropped.
+                int64_t roff[RT];
 #pragma unroll
-                    for (int t = 0; t < RT; ++t)
-                        if (t < nr) {
-                            double one[1] = {0};
-                            soa_range<T, 1, true>(g, ap + t * g.ar, xp, l1 - l0, 1, one);
-                            acc[t] = one[0];
-                        }
-                } else {
-                    soa_range<T, RT, false>(g, ap, xp, l1 - l0, nr, acc);
+                for (int t = 0; t < RT; ++t) roff[t] = (t < nr ? t : 0) * g.ar;
+                const T *ap = g.a + e * g.ae + i0 * g.ar + l0 * g.ac, *xp = g.x + e * g.xe + l0 * g.xi;
+#pragma unroll(RT >= 4 ? 2 : 8 / RT)
+                for (int l = l0; l < l1; ++l, ap += g.ac, xp += g.xi) {
+                    const double xl = double(__ldg(xp));
+#pragma unroll
+                    for (int t = 0; t < RT; ++t) acc[t] = fma(double(__ldg(ap + roff[t])), xl, acc[t]);
                 }
             }
             if (WC > 1) {
@@ -434,8 +416,10 @@ __global__ void __launch_bounds__(1024) vec_cols_kernel(const Args<T> g) {
 // sectors) and issues all of their loads before any sum, U x K chunks of A and of x per
 // lane (partial chunks or arrays off the 16-byte grid: U = 1, scalar loads where needed).
 // Lane gl of a slot holds chunks gl, gl + GL, ... (K at most) of its row, sums them in
-// order, and the GL lanes add their sums in a fixed xor tree. RC = 2 (float rows of 2 entries, ld = 2): one lane holds the 2 rows of its
-// chunk and sums each. Every lane of the warp runs the same trips (full-mask shuffles).
+// order, and the GL lanes add their sums in a fixed xor tree (U = 4 slots of GL >= 4
+// lanes: the tree's levels shared by the slots, the same sums). RC = 2 (float rows of 2
+// entries, ld = 2): one lane holds the 2 rows of its chunk and sums each. Every lane of
+// the warp runs the same trips (full-mask shuffles).
 
 template <class T>
 struct FlatArgs {
@@ -470,7 +454,10 @@ __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Ve
     }
 }
 
-template <class T, int K, int U, int RC, bool VEC, bool TAIL>
+// XG > 1 (RC = 1): the slots u of a lane come XG to an element (XG = slots per element /
+// (32 / GL), at most U): x loaded once per element, for u a multiple of XG, and used by
+// its XG slots (the same values, the same sums).
+template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1>
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
@@ -519,7 +506,9 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     for (int k = 0; k < K; ++k) {
                         const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
                         load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
-                        load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
+                        // XG: where u's slot is out (padded row, element past the batch),
+                        // so are those of u + 1 .. in its element (rows grow with u).
+                        if (u % XG == 0) load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
                     }
                 } else {
                     // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
@@ -527,6 +516,46 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     load_part<T, VEC, TAIL>(ap, 0, nr * COLS, av[u][0]);
 #pragma unroll
                     for (int l = 0; l < V; ++l) xv[u][0][l] = l < COLS && nr > 0 ? __ldg(xp + l) : T(0);
+                }
+            }
+            if constexpr (RC == 1 && U == 4) {
+                if (U <= (1 << lg_gl)) {
+                    // U slots of GL >= U lanes: the same xor tree per slot, its levels shared.
+                    // Level off = GL / 2 .. GL / U: each lane keeps half its slots (the upper
+                    // half where gl & off) and sends the other half, so each shuffle serves a
+                    // slot at every level; lane gl ends with slot (gl >> lg(GL / U)) & (U - 1),
+                    // whose later levels are the plain tree. Each sum is own + partner's at
+                    // the same levels as the tree of one slot: the same bits (a + b = b + a).
+                    double part[U];
+#pragma unroll
+                    for (int u = 0; u < U; ++u) {
+                        part[u] = 0;
+#pragma unroll
+                        for (int k = 0; k < K; ++k)
+#pragma unroll
+                            for (int c = 0; c < V; ++c)
+                                part[u] = fma(double(av[u][k][c]), double(xv[u - u % XG][k][c]), part[u]);
+                    }
+                    int off = (1 << lg_gl) >> 1;
+#pragma unroll
+                    for (int m = U; m > 1; m >>= 1, off >>= 1) {
+                        const bool up = (gl & off) != 0;
+#pragma unroll
+                        for (int j = 0; j < m / 2; ++j) {
+                            const double send = up ? part[j] : part[j + m / 2];
+                            const double keep = up ? part[j + m / 2] : part[j];
+                            part[j] = keep + __shfl_xor_sync(0xffffffffu, send, off);
+                        }
+                    }
+                    for (; off > 0; off >>= 1) part[0] += __shfl_xor_sync(0xffffffffu, part[0], off);
+                    constexpr int lg_u = U == 4 ? 2 : 1;
+                    const int lg_low = lg_gl - lg_u;
+                    int64_t e;
+                    int i;
+                    const bool ok = slot((gl >> lg_low) & (U - 1), e, i);
+                    if ((gl & ((1 << lg_low) - 1)) == 0 && ok)
+                        store_ab(g.y + e * g.ye + int64_t(i) * g.yi, part[0], g.alpha, g.beta);
+                    continue;
                 }
             }
 #pragma unroll
@@ -540,7 +569,8 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
 #pragma unroll
                     for (int k = 0; k < K; ++k)
 #pragma unroll
-                        for (int c = 0; c < V; ++c) part = fma(double(av[u][k][c]), double(xv[u][k][c]), part);
+                        for (int c = 0; c < V; ++c)
+                            part = fma(double(av[u][k][c]), double(xv[u - u % XG][k][c]), part);
                     for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1)
                         part += __shfl_xor_sync(0xffffffffu, part, off);
                     if (gl == 0 && ok) store_ab(yp, part, g.alpha, g.beta);
@@ -563,9 +593,16 @@ template <class T, int K, int U, int RC>
 __global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
     // Partial chunks (rows not a multiple of 16 bytes), misaligned arrays: one slot per
     // lane at a time, scalar loads where needed (the same sums).
-    if (g.vec && !g.tail)
-        flat_body<T, K, U, RC, true, false>(g);
-    else if (g.vec)
+    if (g.vec && !g.tail) {
+        // Slots per element over slots of one u in a warp.
+        const int xg = (1 << g.lg_slots) >> (5 - g.lg_gl);
+        if (RC == 1 && U == 4 && xg >= 4)
+            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1>(g);
+        else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
+            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1>(g);
+        else
+            flat_body<T, K, U, RC, true, false>(g);
+    } else if (g.vec)
         flat_body<T, K, 1, RC, true, true>(g);
     else
         flat_body<T, K, 1, RC, false, true>(g);
@@ -780,10 +817,11 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
             }
         }
         if (ew == 1) {
-            // Each row tile its own warp (no thread loops over tiles); few elements of more
-            // than 8 rows: tiles of 4 rows, for twice the warps.
+            // A warp per row tile (no thread loops over tiles: f32 n = 16 B = 262144, 2 warps
+            // per 32 elements, was 1). Few elements of more than 8 rows and room for twice
+            // the warps: tiles of 4 rows (f64 n = 64 B = 8192: 65536 -> 131072 threads).
             w = int(std::max<int64_t>(w, std::min<int64_t>(32, pow2ceil(tiles))));
-            if (rt == 8 && groups * 32 * w * 2 <= fill && w < 32) rt = 4, w *= 2;
+            if (rt == 8 && w < 32 && groups * 32 * w * 2 <= fill) rt = 4, w *= 2;
         }
         k.fn = soa_kernel<T>(rt, ew);
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;

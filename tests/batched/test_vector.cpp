@@ -252,10 +252,21 @@ std::vector<GemvCase> gemv_cases() {
     cs.push_back(GemvCase{4, 6, 50021, false, false, true, 2, 14, 0, 1.0, -1.0});
     cs.push_back(GemvCase{8, 8, 100003, true, false, false, 0, 0, 0, 1.0, 1.0});
     cs.push_back(GemvCase{4, 4, 100003, false, false, true, 0, 0, 1, 1.0, 0.0});
-    // SoA of more than 8 rows: many elements, a warp per row tile (a full tile of 8 rows and
-    // a partial one of 4); few elements of long rows, the split kernel with a partial tile
-    // of 8 rows (summed row by row), op N and T. (Few elements of 9..128 rows, tiles of 4
-    // rows: the sizes above.)
+    // One chunk per lane, 4 row slots per lane reduced together (lanes >= 4): f32 8 lanes
+    // with 2 idle (n = 24), 9 rows padded to 16 slots (x loaded once), beta != 0.
+    cs.push_back(GemvCase{9, 24, 40009, false, false, true, 0, 0, 0, 1.0, 0.5});
+    // x loaded once per element for a lane's 4 slots: all in one element (f32 4 lanes,
+    // n = 12, 20 rows padded to 32 slots; rows of 8 with 70 rows, f32 2 lanes: slots
+    // reduced one by one), 2 elements of 2 slots (f32: n = 8 with 24 rows, n = 24 with 6
+    // rows; n = 16 and 12 with 16 rows above, odd batches).
+    cs.push_back(GemvCase{20, 12, 20011, false, false, true, 0, 0, 0, 1.0, 0.0});
+    cs.push_back(GemvCase{70, 8, 3001, false, false, true, 0, 0, 0, -1.0, 0.5});
+    cs.push_back(GemvCase{24, 8, 20011, false, false, true, 0, 0, 0, 1.0, 0.0});
+    cs.push_back(GemvCase{6, 24, 30011, false, false, true, 0, 0, 0, 0.5, 1.0});
+    // SoA of more than 8 rows: many elements, a warp per row tile (a full tile of 8 rows
+    // and a partial one of 4); few elements of long rows, the split kernel with a partial
+    // tile of 8 rows, op N and T. (Few elements of 9..128 rows, tiles of 4 rows: the sizes
+    // above.)
     cs.push_back(GemvCase{12, 2, 140009, false, true, false, 0, 1, 0, 1.0, 0.5});
     cs.push_back(GemvCase{12, 300, 5, false, true, false, 1, 2, 0, -0.75, 0.5});
     cs.push_back(GemvCase{300, 12, 3, true, true, true, 0, 0, 0, 1.0, 0.0});
