@@ -28,9 +28,12 @@
 //     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
 //     loads are in flight while these compute.
 //   potrf, 8 < n <= 32: warp-group, G = 16 (n <= 16, two elements per warp) or 32 lanes
-//     per element, lane r holding row r of L in registers; right-looking, the pivot by a
-//     shuffle, each scaled column through a shared buffer (two in turn: one __syncwarp a
-//     column) read back with 16-byte loads; the same sums in the same order. The warp
+//     per element, lane r holding row r of L in registers; right-looking, each scaled
+//     column through a shared buffer (two in turn: one __syncwarp a column) read back
+//     with 16-byte loads; the same sums in the same order. Branch-free columns (but f64
+//     n > 24): the pivot's reciprocal taken once and multiplied (other bits than the
+//     dividing kernels, within the same bound), the next pivot by a shuffle ahead of the
+//     column's update, rows n .. C - 1 an identity block instead of a test of n. The warp
 //     kernels stage with cp.async into two slots per element: the next element's loads
 //     are in flight while this one computes. SoA operands are staged and copied out by
 //     the whole block (a warp's accesses of an entry span the block's consecutive
@@ -292,13 +295,22 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
 // ---------------------------------------------------------------------------------
 // potrf, warp-group: G = 16 (n <= 16, two elements per warp) or 32 lanes per element,
 // lane r holding row r of the factor in registers (C = 16, 24 or 32 entries: n rounded
-// up; those past r or n are scratch, never stored). Column j: the pivot by a shuffle from lane j, every lane takes its sqrt;
-// lanes below scale their entry and put it into a shared column buffer (two, used in
-// turn, so one __syncwarp per column), which every lane reads back with 16-byte loads
-// for its row's update a_rk = fma(-l_rj, l_kj, a_rk), k = j + 1 .. C - 1. An entry's
-// sums run j = 0 .. in order: the same bits as the other models.
+// up; those past r are scratch, never stored; rows n .. C - 1 an identity block). Column
+// j: every lane takes the pivot's sqrt and its reciprocal, scales its entry (lanes
+// above j: scratch) and puts it into a shared column buffer (two, used in turn, so one
+// __syncwarp per column), which every lane reads back with 16-byte loads for its row's
+// update a_rk = fma(-l_rj, l_kj, a_rk), k = j + 1 .. C - 1. The next pivot, lane j + 1's
+// fma(-l, l, a_{j+1,j+1}) (the same fma as its update), goes by a shuffle before the
+// update, so the chain from pivot to pivot is sqrt, reciprocal, multiply, fma, shuffle.
+// An entry's sums run j = 0 .. in order.
 
 constexpr unsigned kCholFull = 0xffffffffu;
+
+// The correctly rounded reciprocal (one per column, uniform across the element's lanes):
+// l_rj = a_rj * fl(1 / l_jj) adds one rounding to the division's, so an off-diagonal
+// entry (i, j) carries gamma_{j+2} <= gamma_n, within potrf's gamma_{n+1} (j <= n - 2).
+__device__ __forceinline__ float chol_rcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double chol_rcp(double x) { return __drcp_rn(x); }
 
 template <class T>
 struct alignas(16) CholPack {
@@ -313,6 +325,13 @@ struct CholWarpShape {
     static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
     static constexpr int ES = 2 * C + 2 * TRI;
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    // The branch-free column loop with the next pivot taken ahead of the column's update
+    // (below); not for f64 C = 32, whose rows (64 registers) leave it no room: it spills.
+    static constexpr bool BRANCH_FREE = !(sizeof(T) == 8 && C > 24);
+    // The register budget: left alone, ptxas hoists a column's shared loads into the next
+    // pivot's chain and takes ~1.5x the registers (fewer warps); these keep the warps of
+    // the previous kernel (f32: 32, 24, 20 per SM; f64 C = 16: 20) with no spills.
+    static constexpr int REGS = sizeof(T) == 4 ? (C <= 16 ? 64 : C <= 24 ? 80 : 96) : (C <= 16 ? 96 : 128);
 };
 
 // AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
@@ -350,8 +369,14 @@ struct BlockSoa {
     }
 };
 
-template <class T, int C>
+// SOA: the layout, a template parameter so that each instantiation holds only its own
+// staging state (registers).
+template <class T, int C, bool SOA>
+#if CUDART_VERSION >= 12040
+__global__ void __maxnreg__((CholWarpShape<T, C>::REGS)) potrf_warp_kernel(const PotrfArgs<T> g) {
+#else
 __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
+#endif
     using Shape = CholWarpShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
     extern __shared__ __align__(16) unsigned char chol_smem[];
@@ -366,7 +391,7 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
     int *const failsh = reinterpret_cast<int *>(region(team) + int64_t(EPT) * ES * sizeof(T));
     T *const buf = sh + q * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    const bool soa = g.a.soa;  // uniform
+    constexpr bool soa = SOA;  // g.a.soa
     const BlockSoa bs(EPT);
     // SoA: this thread's block element's first triangle slot, and its failure flag.
     T *const bdst = reinterpret_cast<T *>(region(bs.qb / EPT)) + (bs.qb % EPT) * ES + 2 * C;
@@ -386,6 +411,16 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         }
     };
+    // Rows n .. C - 1 of both triangle slots hold an identity block, written once:
+    // staging and the write-back touch only rows below n. Their columns factor to exact
+    // ones and zeros (no failure, nothing added to the rows above), so the column loop
+    // runs over all C columns with no test of n.
+    for (int x = lane; x < EPT * 2 * C; x += 32) {
+        const int i = x % C;
+        T *const row = sh + (x / (2 * C)) * ES + 2 * C + (x / C) % 2 * TRI + tri_off(i);
+        if (i >= n)
+            for (int k = 0; k <= i; ++k) row[k] = T(k == i ? 1 : 0);
+    }
     int slot = 0;
     if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block, 0);
     __pipeline_commit();
@@ -400,42 +435,78 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             __syncwarp();
 
         const bool row_ok = e < g.batch && r < n;
+        // Row r of the staged triangle (rows from n: the identity block; an element past
+        // the batch: whatever the slot held, computed on and never stored).
         T a[C];
 #pragma unroll
-        for (int k = 0; k < C; ++k) a[k] = row_ok && k <= r ? tri[tri_off(r) + k] : T(0);
+        for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[tri_off(r) + k] : T(0);
         // The next elements into the other slot (its last readers, the previous copy-out,
         // finished before the barrier above).
         if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
         __pipeline_commit();
-        bool alive = e < g.batch;
         int fail = 0;
+        if constexpr (Shape::BRANCH_FREE) {
+            // Branch-free columns: a failed element (or one past the batch) goes on with
+            // whatever its pivots give (NaN, inf); only its columns before the failure are
+            // stored, and those were final before it.
+            T d = __shfl_sync(kCholFull, a[0], 0, G);
 #pragma unroll
-        for (int j = 0; j < C; ++j) {
-            if (j >= n) break;  // uniform: n is the same for every lane
-            const T d = __shfl_sync(kCholFull, a[j], j, G);
-            T *const col = buf + (j & 1) * C;
-            if (alive) {
-                if (!(d > T(0))) {
-                    alive = false;
-                    fail = j + 1;
-                } else {
-                    const T ljj = sqrt(d);
-                    if (r == j)
-                        a[j] = ljj;
-                    else if (r > j)
-                        a[j] = a[j] / ljj;
-                    if (G == C || r < C) col[r] = a[j];
+            for (int j = 0; j < C; ++j) {
+                if (fail == 0 && !(d > T(0))) fail = j + 1;
+                const T ljj = sqrt(d), inv = chol_rcp(ljj);
+                const T l = a[j] * inv;
+                a[j] = r == j ? ljj : l;  // lanes above j: scratch
+                if (j + 1 < C) {
+                    // The next pivot first (row j + 1's diagonal after this column), off the
+                    // shared round trip: the same fma the update below gives lane j + 1.
+                    d = __shfl_sync(kCholFull, fma(-l, l, a[j + 1]), j + 1, G);
+                    T *const col = buf + (j & 1) * C;
+                    if (G == C || r < C) col[r] = l;
+                    __syncwarp();
+#pragma unroll
+                    for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                        const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                        for (int w = 0; w < W; ++w)
+                            if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    }
                 }
             }
-            __syncwarp();
-            if (alive && r > j) {
-                const T l = a[j];
+            // A pivot past n fails only after an overflow above (a denormal pivot's reciprocal
+            // times an identity row's zero): the element itself has n columns and factored.
+            if (fail > n) fail = 0;
+        } else {
+            // f64 C = 32 (64 registers of row): the loop as before, a branch per column
+            // (its loads then stay inside it; the branch-free loop spills here).
+            bool alive = e < g.batch;
 #pragma unroll
-                for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
-                    const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+            for (int j = 0; j < C; ++j) {
+                if (j >= n) break;  // uniform: n is the same for every lane
+                const T d = __shfl_sync(kCholFull, a[j], j, G);
+                T *const col = buf + (j & 1) * C;
+                if (alive) {
+                    if (!(d > T(0))) {
+                        alive = false;
+                        fail = j + 1;
+                    } else {
+                        const T ljj = sqrt(d);
+                        if (r == j)
+                            a[j] = ljj;
+                        else if (r > j)
+                            a[j] = a[j] / ljj;
+                        if (G == C || r < C) col[r] = a[j];
+                    }
+                }
+                __syncwarp();
+                if (alive && r > j) {
+                    const T l = a[j];
 #pragma unroll
-                    for (int w = 0; w < W; ++w)
-                        if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                        const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                        for (int w = 0; w < W; ++w)
+                            if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    }
                 }
             }
         }
@@ -886,9 +957,10 @@ constexpr int kWarpMaxN = 32;
 bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
 template <class T, int C>
-KernelSpec potrf_warp() {
+KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&potrf_warp_kernel<T, C>);
+    k.fn = soa ? reinterpret_cast<const void *>(&potrf_warp_kernel<T, C, true>)
+               : reinterpret_cast<const void *>(&potrf_warp_kernel<T, C, false>);
     k.group = CholWarpShape<T, C>::G;
     k.unit_elements = CholWarpShape<T, C>::EPT;
     k.unit_shared = CholWarpShape<T, C>::TEAM_BYTES;
@@ -896,8 +968,8 @@ KernelSpec potrf_warp() {
 }
 
 template <class T>
-KernelSpec potrf_warp_for(int n) {
-    return n <= 16 ? potrf_warp<T, 16>() : n <= 24 ? potrf_warp<T, 24>() : potrf_warp<T, 32>();
+KernelSpec potrf_warp_for(int n, bool soa) {
+    return n <= 16 ? potrf_warp<T, 16>(soa) : n <= 24 ? potrf_warp<T, 24>(soa) : potrf_warp<T, 32>(soa);
 }
 
 template <class T, int C>
@@ -928,7 +1000,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "memory order",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kWarpMaxN && fits) {
-        k = f64 ? potrf_warp_for<double>(n) : potrf_warp_for<float>(n);
+        k = f64 ? potrf_warp_for<double>(n, pb.a.soa) : potrf_warp_for<float>(n, pb.a.soa);
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
