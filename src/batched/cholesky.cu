@@ -33,7 +33,9 @@
 //     with 16-byte loads; the same sums in the same order. Branch-free columns (but f64
 //     n > 24): the pivot's reciprocal taken once and multiplied (other bits than the
 //     dividing kernels, within the same bound), the next pivot by a shuffle ahead of the
-//     column's update, rows n .. C - 1 an identity block instead of a test of n. The warp
+//     column's update, rows n .. C - 1 an identity block instead of a test of n. f32
+//     n > 24: 16 lanes per element (two a warp), lane r holding rows r and 31 - r (every
+//     lane 33 entries: fewer idle fmas). The warp
 //     kernels stage with cp.async into two slots per element: the next element's loads
 //     are in flight while this one computes. SoA operands are staged and copied out by
 //     the whole block (a warp's accesses of an entry span the block's consecutive
@@ -319,7 +321,9 @@ struct alignas(16) CholPack {
 
 template <class T, int C>
 struct CholWarpShape {
-    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
+    // FOLD: f32 C = 32 with two rows a lane (r and C - 1 - r), two elements a warp.
+    static constexpr bool FOLD = sizeof(T) == 4 && C == 32;
+    static constexpr int G = C <= 16 || FOLD ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two packed triangles (padded to 16
     // bytes): this element's and the next one's, prefetched while this one computes.
     static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
@@ -331,7 +335,7 @@ struct CholWarpShape {
     // The register budget: left alone, ptxas hoists a column's shared loads into the next
     // pivot's chain and takes ~1.5x the registers (fewer warps); these keep the warps of
     // the previous kernel (f32: 32, 24, 20 per SM; f64 C = 16: 20) with no spills.
-    static constexpr int REGS = sizeof(T) == 4 ? (C <= 16 ? 64 : C <= 24 ? 80 : 96) : (C <= 16 ? 96 : 128);
+    static constexpr int REGS = sizeof(T) == 4 ? (C <= 16 ? 64 : C <= 24 ? 80 : 100) : (C <= 16 ? 96 : 128);
 };
 
 // AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
@@ -434,86 +438,147 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
         else
             __syncwarp();
 
-        const bool row_ok = e < g.batch && r < n;
-        // Row r of the staged triangle (rows from n: the identity block; an element past
-        // the batch: whatever the slot held, computed on and never stored).
-        T a[C];
-#pragma unroll
-        for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[tri_off(r) + k] : T(0);
-        // The next elements into the other slot (its last readers, the previous copy-out,
-        // finished before the barrier above).
-        if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
-        __pipeline_commit();
         int fail = 0;
-        if constexpr (Shape::BRANCH_FREE) {
-            // Branch-free columns: a failed element (or one past the batch) goes on with
-            // whatever its pivots give (NaN, inf); only its columns before the failure are
-            // stored, and those were final before it.
+        if constexpr (Shape::FOLD) {
+            // f32 C = 32, 16 lanes per element: lane r holds rows r (a, 16 entries) and
+            // C - 1 - r (b, 32), so every lane has 33 entries of the triangle and a column's
+            // update costs max(0, 15 - j) + 31 - j fmas for two elements, not 2 (31 - j).
+            static_assert(Shape::BRANCH_FREE && C % 2 == 0, "the folded loop: branch-free, rows in pairs");
+            constexpr int H = C / 2;
+            const int r2 = C - 1 - r;
+            T a[H], b[C];
+#pragma unroll
+            for (int k = 0; k < H; ++k) a[k] = k <= r ? tri[tri_off(r) + k] : T(0);
+#pragma unroll
+            for (int k = 0; k < C; ++k) b[k] = k <= r2 ? tri[tri_off(r2) + k] : T(0);
+            if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
+            __pipeline_commit();
             T d = __shfl_sync(kCholFull, a[0], 0, G);
 #pragma unroll
             for (int j = 0; j < C; ++j) {
                 if (fail == 0 && !(d > T(0))) fail = j + 1;
                 const T ljj = sqrt(d), inv = chol_rcp(ljj);
-                const T l = a[j] * inv;
-                a[j] = r == j ? ljj : l;  // lanes above j: scratch
+                T la = T(0);
+                if (j < H) {
+                    la = a[j] * inv;
+                    a[j] = r == j ? ljj : la;
+                }
+                const T lb = b[j] * inv;
+                b[j] = r2 == j ? ljj : lb;
                 if (j + 1 < C) {
-                    // The next pivot first (row j + 1's diagonal after this column), off the
-                    // shared round trip: the same fma the update below gives lane j + 1.
-                    d = __shfl_sync(kCholFull, fma(-l, l, a[j + 1]), j + 1, G);
+                    // Row j + 1 is lane j + 1's a (j + 1 < H) or lane C - 2 - j's b.
+                    if (j + 1 < H)
+                        d = __shfl_sync(kCholFull, fma(-la, la, a[j + 1]), j + 1, G);
+                    else
+                        d = __shfl_sync(kCholFull, fma(-lb, lb, b[j + 1]), C - 2 - j, G);
                     T *const col = buf + (j & 1) * C;
-                    if (G == C || r < C) col[r] = l;
+                    if (j < H) col[r] = la;
+                    col[r2] = lb;
                     __syncwarp();
 #pragma unroll
                     for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
                         const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
 #pragma unroll
-                        for (int w = 0; w < W; ++w)
-                            if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                        for (int w = 0; w < W; ++w) {
+                            const int k = k0 + w;
+                            if (k > j && k < H) a[k] = fma(-la, u.v[w], a[k]);
+                            if (k > j) b[k] = fma(-lb, u.v[w], b[k]);
+                        }
                     }
                 }
             }
-            // A pivot past n fails only after an overflow above (a denormal pivot's reciprocal
-            // times an identity row's zero): the element itself has n columns and factored.
-            if (fail > n) fail = 0;
+            if (fail > n) fail = 0;  // as below
+            if (e < g.batch) {
+                if (r < n)
+#pragma unroll
+                    for (int k = 0; k < H; ++k)
+                        if (k <= r) tri[tri_off(r) + k] = a[k];
+                if (r2 < n)
+#pragma unroll
+                    for (int k = 0; k < C; ++k)
+                        if (k <= r2) tri[tri_off(r2) + k] = b[k];
+            }
         } else {
-            // f64 C = 32 (64 registers of row): the loop as before, a branch per column
-            // (its loads then stay inside it; the branch-free loop spills here).
-            bool alive = e < g.batch;
+            const bool row_ok = e < g.batch && r < n;
+            // Row r of the staged triangle (rows from n: the identity block; an element past
+            // the batch: whatever the slot held, computed on and never stored).
+            T a[C];
 #pragma unroll
-            for (int j = 0; j < C; ++j) {
-                if (j >= n) break;  // uniform: n is the same for every lane
-                const T d = __shfl_sync(kCholFull, a[j], j, G);
-                T *const col = buf + (j & 1) * C;
-                if (alive) {
-                    if (!(d > T(0))) {
-                        alive = false;
-                        fail = j + 1;
-                    } else {
-                        const T ljj = sqrt(d);
-                        if (r == j)
-                            a[j] = ljj;
-                        else if (r > j)
-                            a[j] = a[j] / ljj;
-                        if (G == C || r < C) col[r] = a[j];
+            for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[tri_off(r) + k] : T(0);
+            // The next elements into the other slot (its last readers, the previous copy-out,
+            // finished before the barrier above).
+            if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
+            __pipeline_commit();
+            if constexpr (Shape::BRANCH_FREE) {
+                // Branch-free columns: a failed element (or one past the batch) goes on with
+                // whatever its pivots give (NaN, inf); only its columns before the failure are
+                // stored, and those were final before it.
+                T d = __shfl_sync(kCholFull, a[0], 0, G);
+#pragma unroll
+                for (int j = 0; j < C; ++j) {
+                    if (fail == 0 && !(d > T(0))) fail = j + 1;
+                    const T ljj = sqrt(d), inv = chol_rcp(ljj);
+                    const T l = a[j] * inv;
+                    a[j] = r == j ? ljj : l;  // lanes above j: scratch
+                    if (j + 1 < C) {
+                        // The next pivot first (row j + 1's diagonal after this column), off the
+                        // shared round trip: the same fma the update below gives lane j + 1.
+                        d = __shfl_sync(kCholFull, fma(-l, l, a[j + 1]), j + 1, G);
+                        T *const col = buf + (j & 1) * C;
+                        if (G == C || r < C) col[r] = l;
+                        __syncwarp();
+#pragma unroll
+                        for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                            const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                            for (int w = 0; w < W; ++w)
+                                if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                        }
                     }
                 }
-                __syncwarp();
-                if (alive && r > j) {
-                    const T l = a[j];
+                // A pivot past n fails only after an overflow above (a denormal pivot's reciprocal
+                // times an identity row's zero): the element itself has n columns and factored.
+                if (fail > n) fail = 0;
+            } else {
+                // f64 C = 32 (64 registers of row): the loop as before, a branch per column
+                // (its loads then stay inside it; the branch-free loop spills here).
+                bool alive = e < g.batch;
 #pragma unroll
-                    for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
-                        const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+                for (int j = 0; j < C; ++j) {
+                    if (j >= n) break;  // uniform: n is the same for every lane
+                    const T d = __shfl_sync(kCholFull, a[j], j, G);
+                    T *const col = buf + (j & 1) * C;
+                    if (alive) {
+                        if (!(d > T(0))) {
+                            alive = false;
+                            fail = j + 1;
+                        } else {
+                            const T ljj = sqrt(d);
+                            if (r == j)
+                                a[j] = ljj;
+                            else if (r > j)
+                                a[j] = a[j] / ljj;
+                            if (G == C || r < C) col[r] = a[j];
+                        }
+                    }
+                    __syncwarp();
+                    if (alive && r > j) {
+                        const T l = a[j];
 #pragma unroll
-                        for (int w = 0; w < W; ++w)
-                            if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                        for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                            const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                            for (int w = 0; w < W; ++w)
+                                if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                        }
                     }
                 }
             }
-        }
-        if (row_ok)
+            if (row_ok)
 #pragma unroll
-            for (int k = 0; k < C; ++k)
-                if (k <= r) tri[tri_off(r) + k] = a[k];
+                for (int k = 0; k < C; ++k)
+                    if (k <= r) tri[tri_off(r) + k] = a[k];
+        }
         if (r == 0) {
             failsh[q] = fail;
             if (e < g.batch) g.info[e] = fail;
@@ -1005,9 +1070,10 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
-        k.why = fmt::format("n = {} (at most {}): {} lanes per element, one row of the factor each in registers, "
+        const bool fold = !f64 && n > 24 && CholWarpShape<float, 32>::FOLD;
+        k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
-                            n, kWarpMaxN, k.group);
+                            n, kWarpMaxN, k.group, fold ? "two rows (r and 31 - r)" : "one row");
     } else {
         const int S = n <= 32 ? 32 : n <= 64 ? 64 : 128;
         k.fn = f64 ? reinterpret_cast<const void *>(&potrf_block_kernel<double>)
