@@ -335,7 +335,10 @@ struct CholWarpShape {
     // The register budget: left alone, ptxas hoists a column's shared loads into the next
     // pivot's chain and takes ~1.5x the registers (fewer warps); these keep the warps of
     // the previous kernel (f32: 32, 24, 20 per SM; f64 C = 16: 20) with no spills.
-    static constexpr int REGS = sizeof(T) == 4 ? (C <= 16 ? 64 : C <= 24 ? 80 : 100) : (C <= 16 ? 96 : 128);
+    // (f32 C = 32, folded: 104 / 100 for AoS / SoA, where CUDA 13.0's ptxas spills nothing.)
+    static constexpr int regs(bool soa) {
+        return sizeof(T) == 4 ? (C <= 16 ? 64 : C <= 24 ? 80 : soa ? 100 : 104) : (C <= 16 ? 96 : 128);
+    }
 };
 
 // AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
@@ -348,11 +351,12 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
     for (int q = 0; q < EPT; ++q) {
         const int64_t e = e0 + q;
         if (e >= batch) break;
-        const U *const pe = a.p + e * a.stride;
+        const U *pe = a.p + e * a.stride;
+        asm("" : "+l"(pe));  // the element's base held in registers, not recomputed per entry
 #pragma unroll 4
         for (int t = lane; t < nt; t += 32) {
             const int2 m = map[t];
-            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + m.x, sizeof(T));
+            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + uint32_t(m.x), sizeof(T));
         }
     }
 }
@@ -377,7 +381,7 @@ struct BlockSoa {
 // staging state (registers).
 template <class T, int C, bool SOA>
 #if CUDART_VERSION >= 12040
-__global__ void __maxnreg__((CholWarpShape<T, C>::REGS)) potrf_warp_kernel(const PotrfArgs<T> g) {
+__global__ void __maxnreg__((CholWarpShape<T, C>::regs(SOA))) potrf_warp_kernel(const PotrfArgs<T> g) {
 #else
 __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
 #endif
@@ -408,7 +412,7 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             if (e < g.batch)
                 for (int t = bs.t0; t < nt; t += bs.ts) {
                     const int2 m = map[t];
-                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + (int64_t(m.x) * g.a.stride + e),
+                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + (int64_t(uint32_t(m.x)) * g.a.stride + e),
                                             sizeof(T));
                 }
         } else {
@@ -589,12 +593,12 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
         if (soa) {
             __syncthreads();
             const int64_t ee = eb + bs.qb;
-            const int f = *bfail;
+            const int f = *bfail, lim = f == 0 ? C : f - 1;  // the columns written: below lim
             if (ee < g.batch)
                 for (int t = bs.t0; t < nt; t += bs.ts) {
                     const int2 m = map[t];
-                    if (f == 0 || map_col(m) < f - 1)
-                        g.a.p[int64_t(m.x) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
+                    if (map_col(m) < lim)
+                        g.a.p[int64_t(uint32_t(m.x)) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
                 }
         } else {
             __syncwarp();
@@ -603,12 +607,12 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             for (int qq = 0; qq < EPT; ++qq) {
                 const int64_t ee = e0 + qq;
                 if (ee >= g.batch) break;
-                const int f = failsh[qq];
+                const int f = failsh[qq], lim = f == 0 ? C : f - 1;  // the columns written: below lim
                 T *const pe = g.a.p + ee * g.a.stride;
 #pragma unroll 4
                 for (int t = lane; t < nt; t += 32) {
                     const int2 m = map[t];
-                    if (f == 0 || map_col(m) < f - 1) pe[m.x] = src[qq * ES + map_sh(m)];
+                    if (map_col(m) < lim) pe[uint32_t(m.x)] = src[qq * ES + map_sh(m)];
                 }
             }
         }
