@@ -33,9 +33,10 @@
 //     with 16-byte loads; the same sums in the same order. Branch-free columns (but f64
 //     n > 24): the pivot's reciprocal taken once and multiplied (other bits than the
 //     dividing kernels, within the same bound), the next pivot by a shuffle ahead of the
-//     column's update, rows n .. C - 1 an identity block instead of a test of n. f32
-//     n > 24: 16 lanes per element (two a warp), lane r holding rows r and 31 - r (every
-//     lane 33 entries: fewer idle fmas). The warp
+//     column's update, rows n .. C - 1 an identity block instead of a test of n. n <= 16
+//     and f32 n > 24 fold the rows: C / 2 lanes per element (C = 16: four elements a
+//     warp, f32 C = 32: two), lane r holding rows r and C - 1 - r (every lane C + 1
+//     entries: fewer idle fmas, the column's chain shared by more elements). The warp
 //     kernels stage with cp.async into two slots per element: the next element's loads
 //     are in flight while this one computes. SoA operands are staged and copied out by
 //     the whole block (a warp's accesses of an entry span the block's consecutive
@@ -321,9 +322,10 @@ struct alignas(16) CholPack {
 
 template <class T, int C>
 struct CholWarpShape {
-    // FOLD: f32 C = 32 with two rows a lane (r and C - 1 - r), two elements a warp.
-    static constexpr bool FOLD = sizeof(T) == 4 && C == 32;
-    static constexpr int G = C <= 16 || FOLD ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
+    // FOLD: C / 2 lanes per element, lane r holding rows r and C - 1 - r (C = 16: four
+    // elements a warp; f32 C = 32: two).
+    static constexpr bool FOLD = C == 16 || (sizeof(T) == 4 && C == 32);
+    static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two packed triangles (padded to 16
     // bytes): this element's and the next one's, prefetched while this one computes.
     static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
@@ -333,11 +335,10 @@ struct CholWarpShape {
     // (below); not for f64 C = 32, whose rows (64 registers) leave it no room: it spills.
     static constexpr bool BRANCH_FREE = !(sizeof(T) == 8 && C > 24);
     // The register budget: left alone, ptxas hoists a column's shared loads into the next
-    // pivot's chain and takes ~1.5x the registers (fewer warps); these keep the warps of
-    // the previous kernel (f32: 32, 24, 20 per SM; f64 C = 16: 20) with no spills.
-    // (f32 C = 32, folded: 104 / 100 for AoS / SoA, where CUDA 13.0's ptxas spills nothing.)
+    // pivot's chain and takes ~1.5x the registers (fewer warps). Where AoS and SoA differ,
+    // each is the budget at which CUDA 13.0's ptxas spills nothing.
     static constexpr int regs(bool soa) {
-        return sizeof(T) == 4 ? (C <= 16 ? 64 : C <= 24 ? 80 : soa ? 100 : 104) : (C <= 16 ? 96 : 128);
+        return sizeof(T) == 4 ? (C <= 16 ? (soa ? 72 : 64) : C <= 24 ? 80 : soa ? 100 : 104) : (C <= 16 ? 104 : 128);
     }
 };
 
@@ -412,8 +413,8 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             if (e < g.batch)
                 for (int t = bs.t0; t < nt; t += bs.ts) {
                     const int2 m = map[t];
-                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + (int64_t(uint32_t(m.x)) * g.a.stride + e),
-                                            sizeof(T));
+                    const int64_t go = int64_t(uint32_t(m.x)) * g.a.stride + e;
+                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + go, sizeof(T));
                 }
         } else {
             tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
@@ -444,9 +445,10 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
 
         int fail = 0;
         if constexpr (Shape::FOLD) {
-            // f32 C = 32, 16 lanes per element: lane r holds rows r (a, 16 entries) and
-            // C - 1 - r (b, 32), so every lane has 33 entries of the triangle and a column's
-            // update costs max(0, 15 - j) + 31 - j fmas for two elements, not 2 (31 - j).
+            // C / 2 lanes per element: lane r holds rows r (a, C / 2 entries) and C - 1 - r
+            // (b, C), every lane C + 1 entries of the triangle; a column's update costs
+            // max(0, C / 2 - 1 - j) + C - 1 - j fmas for 64 / C elements (C = 32: two
+            // elements at 2 (31 - j) before; C = 16: four at 2 (15 - j)).
             static_assert(Shape::BRANCH_FREE && C % 2 == 0, "the folded loop: branch-free, rows in pairs");
             constexpr int H = C / 2;
             const int r2 = C - 1 - r;
@@ -1074,10 +1076,12 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
-        const bool fold = !f64 && n > 24 && CholWarpShape<float, 32>::FOLD;
+        const bool fold = f64 ? CholWarpShape<double, 16>::FOLD && n <= 16
+                              : (CholWarpShape<float, 16>::FOLD && n <= 16) ||
+                                    (CholWarpShape<float, 32>::FOLD && n > 24);
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
-                            n, kWarpMaxN, k.group, fold ? "two rows (r and 31 - r)" : "one row");
+                            n, kWarpMaxN, k.group, fold ? "two rows (r and C - 1 - r, C = 16 or 32)" : "one row");
     } else {
         const int S = n <= 32 ? 32 : n <= 64 ? 64 : 128;
         k.fn = f64 ? reinterpret_cast<const void *>(&potrf_block_kernel<double>)
