@@ -27,20 +27,19 @@
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
 //     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
 //     loads are in flight while these compute.
-//   potrf, 8 < n <= 32: warp-group, G = 16 (n <= 16, two elements per warp) or 32 lanes
-//     per element, lane r holding row r of L in registers; right-looking, each scaled
-//     column through a shared buffer (two in turn: one __syncwarp a column) read back
-//     with 16-byte loads; the same sums in the same order. Branch-free columns (but f64
-//     n > 24): the pivot's reciprocal taken once and multiplied (other bits than the
-//     dividing kernels, within the same bound), the next pivot by a shuffle ahead of the
-//     column's update, rows n .. C - 1 an identity block instead of a test of n. n <= 16
-//     and f32 n > 24 fold the rows: C / 2 lanes per element (C = 16: four elements a
-//     warp, f32 C = 32: two), lane r holding rows r and C - 1 - r (every lane C + 1
-//     entries: fewer idle fmas, the column's chain shared by more elements). The warp
-//     kernels stage with cp.async into two slots per element: the next element's loads
-//     are in flight while this one computes. SoA operands are staged and copied out by
-//     the whole block (a warp's accesses of an entry span the block's consecutive
-//     elements: whole sectors), with a __syncthreads before each.
+//   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
+//     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
+//     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
+//     lane r holding row r. Right-looking, each scaled column through a shared buffer
+//     (two in turn: one __syncwarp a column) read back with 16-byte loads; the same sums
+//     in the same order. Branch-free columns: the pivot's reciprocal taken once and
+//     multiplied (other bits than the dividing kernels, within the same bound), the
+//     next pivot by a shuffle ahead of the column's update, rows n .. C - 1 an identity
+//     block instead of a test of n. The warp kernels stage with cp.async into two slots
+//     per element: the next element's loads are in flight while this one computes. SoA
+//     operands are staged and copied out by the whole block (a warp's accesses of an
+//     entry span the block's consecutive elements: whole sectors), with a __syncthreads
+//     before each.
 //   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
 //     threads per element; the packed triangle and a copy of the current column in
 //     shared memory; right-looking, column j: every thread reads the pivot, the column is
@@ -85,7 +84,8 @@ namespace {
 
 // A register budget rather than launch bounds: with launch bounds alone, CUDA 13's ptxas
 // settles some of these kernels at 64 registers and spills; 128 keeps every kernel free
-// of local memory and still allows blocks of 512 threads.
+// of local memory and still allows blocks of 512 threads. (The potrf warp kernels have
+// their own budgets: CholWarpShape::regs.)
 #if CUDART_VERSION >= 12040
 #define CHOL_MAXNREG __maxnreg__(128)
 #else
@@ -296,16 +296,19 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// potrf, warp-group: G = 16 (n <= 16, two elements per warp) or 32 lanes per element,
-// lane r holding row r of the factor in registers (C = 16, 24 or 32 entries: n rounded
-// up; those past r are scratch, never stored; rows n .. C - 1 an identity block). Column
-// j: every lane takes the pivot's sqrt and its reciprocal, scales its entry (lanes
-// above j: scratch) and puts it into a shared column buffer (two, used in turn, so one
-// __syncwarp per column), which every lane reads back with 16-byte loads for its row's
-// update a_rk = fma(-l_rj, l_kj, a_rk), k = j + 1 .. C - 1. The next pivot, lane j + 1's
-// fma(-l, l, a_{j+1,j+1}) (the same fma as its update), goes by a shuffle before the
-// update, so the chain from pivot to pivot is sqrt, reciprocal, multiply, fma, shuffle.
-// An entry's sums run j = 0 .. in order.
+// potrf, warp-group: the rows of the factor in registers, C = 16, 24 or 32 entries a row
+// (n rounded up; those past the diagonal are scratch, never stored; rows n .. C - 1 an
+// identity block). C = 24: 32 lanes per element, lane r holding row r. C = 16 and 32
+// (FOLD): C / 2 lanes per element, lane r holding rows r and C - 1 - r, so that every
+// lane has C + 1 entries of the triangle (one row a lane leaves lane r idle for the
+// C - 1 - r fmas of each column past its own row) and each column's serial chain is
+// shared by 64 / C elements. Column j: every lane takes the pivot's sqrt and its
+// reciprocal, scales its entries (rows above j: scratch) and puts them into a shared
+// column buffer (two, used in turn, so one __syncwarp per column), which every lane
+// reads back with 16-byte loads for its rows' update a_rk = fma(-l_rj, l_kj, a_rk),
+// k = j + 1 .. C - 1. The next pivot, row j + 1's fma(-l, l, a_{j+1,j+1}) (the same fma
+// as its update), goes by a shuffle before the update, so the chain from pivot to pivot
+// is sqrt, reciprocal, multiply, fma, shuffle. An entry's sums run j = 0 .. in order.
 
 constexpr unsigned kCholFull = 0xffffffffu;
 
@@ -324,21 +327,19 @@ template <class T, int C>
 struct CholWarpShape {
     // FOLD: C / 2 lanes per element, lane r holding rows r and C - 1 - r (C = 16: four
     // elements a warp; f32 C = 32: two).
-    static constexpr bool FOLD = C == 16 || (sizeof(T) == 4 && C == 32);
+    static constexpr bool FOLD = C != 24;
     static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two packed triangles (padded to 16
     // bytes): this element's and the next one's, prefetched while this one computes.
     static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
     static constexpr int ES = 2 * C + 2 * TRI;
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
-    // The branch-free column loop with the next pivot taken ahead of the column's update
-    // (below); not for f64 C = 32, whose rows (64 registers) leave it no room: it spills.
-    static constexpr bool BRANCH_FREE = !(sizeof(T) == 8 && C > 24);
     // The register budget: left alone, ptxas hoists a column's shared loads into the next
     // pivot's chain and takes ~1.5x the registers (fewer warps). Where AoS and SoA differ,
     // each is the budget at which CUDA 13.0's ptxas spills nothing.
     static constexpr int regs(bool soa) {
-        return sizeof(T) == 4 ? (C <= 16 ? (soa ? 72 : 64) : C <= 24 ? 80 : soa ? 100 : 104) : (C <= 16 ? 104 : 128);
+        return sizeof(T) == 4 ? (C <= 16 ? (soa ? 72 : 64) : C <= 24 ? 80 : soa ? 100 : 104)
+                              : (C <= 16 ? 104 : C <= 24 ? 128 : soa ? 168 : 176);
     }
 };
 
@@ -384,7 +385,7 @@ template <class T, int C, bool SOA>
 #if CUDART_VERSION >= 12040
 __global__ void __maxnreg__((CholWarpShape<T, C>::regs(SOA))) potrf_warp_kernel(const PotrfArgs<T> g) {
 #else
-__global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
+__global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
 #endif
     using Shape = CholWarpShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
@@ -444,12 +445,19 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             __syncwarp();
 
         int fail = 0;
+        // Branch-free columns: a failed element (or one past the batch) goes on with
+        // whatever its pivots give (NaN, inf); only its columns before the failure are
+        // stored, and those were final before it. A pivot past n fails only after an
+        // overflow above (a denormal pivot's reciprocal times an identity row's zero): the
+        // element itself has n columns and factored, hence fail > n reads as 0. The next
+        // elements go into the other slot once this one's rows are in registers (its last
+        // readers, the previous copy-out, finished before the barrier above).
         if constexpr (Shape::FOLD) {
             // C / 2 lanes per element: lane r holds rows r (a, C / 2 entries) and C - 1 - r
             // (b, C), every lane C + 1 entries of the triangle; a column's update costs
-            // max(0, C / 2 - 1 - j) + C - 1 - j fmas for 64 / C elements (C = 32: two
-            // elements at 2 (31 - j) before; C = 16: four at 2 (15 - j)).
-            static_assert(Shape::BRANCH_FREE && C % 2 == 0, "the folded loop: branch-free, rows in pairs");
+            // max(0, C / 2 - 1 - j) + C - 1 - j fmas for 64 / C elements (one row a lane:
+            // 64 / C (C - 1 - j)), and the pivot's chain is shared by 64 / C elements.
+            static_assert(C % 2 == 0, "rows in pairs");
             constexpr int H = C / 2;
             const int r2 = C - 1 - r;
             T a[H], b[C];
@@ -493,7 +501,7 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
                     }
                 }
             }
-            if (fail > n) fail = 0;  // as below
+            if (fail > n) fail = 0;
             if (e < g.batch) {
                 if (r < n)
 #pragma unroll
@@ -505,81 +513,39 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
                         if (k <= r2) tri[tri_off(r2) + k] = b[k];
             }
         } else {
+            // C = 24: one row a lane.
             const bool row_ok = e < g.batch && r < n;
             // Row r of the staged triangle (rows from n: the identity block; an element past
             // the batch: whatever the slot held, computed on and never stored).
             T a[C];
 #pragma unroll
             for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[tri_off(r) + k] : T(0);
-            // The next elements into the other slot (its last readers, the previous copy-out,
-            // finished before the barrier above).
             if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
             __pipeline_commit();
-            if constexpr (Shape::BRANCH_FREE) {
-                // Branch-free columns: a failed element (or one past the batch) goes on with
-                // whatever its pivots give (NaN, inf); only its columns before the failure are
-                // stored, and those were final before it.
-                T d = __shfl_sync(kCholFull, a[0], 0, G);
+            T d = __shfl_sync(kCholFull, a[0], 0, G);
 #pragma unroll
-                for (int j = 0; j < C; ++j) {
-                    if (fail == 0 && !(d > T(0))) fail = j + 1;
-                    const T ljj = sqrt(d), inv = chol_rcp(ljj);
-                    const T l = a[j] * inv;
-                    a[j] = r == j ? ljj : l;  // lanes above j: scratch
-                    if (j + 1 < C) {
-                        // The next pivot first (row j + 1's diagonal after this column), off the
-                        // shared round trip: the same fma the update below gives lane j + 1.
-                        d = __shfl_sync(kCholFull, fma(-l, l, a[j + 1]), j + 1, G);
-                        T *const col = buf + (j & 1) * C;
-                        if (G == C || r < C) col[r] = l;
-                        __syncwarp();
-#pragma unroll
-                        for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
-                            const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
-#pragma unroll
-                            for (int w = 0; w < W; ++w)
-                                if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
-                        }
-                    }
-                }
-                // A pivot past n fails only after an overflow above (a denormal pivot's reciprocal
-                // times an identity row's zero): the element itself has n columns and factored.
-                if (fail > n) fail = 0;
-            } else {
-                // f64 C = 32 (64 registers of row): the loop as before, a branch per column
-                // (its loads then stay inside it; the branch-free loop spills here).
-                bool alive = e < g.batch;
-#pragma unroll
-                for (int j = 0; j < C; ++j) {
-                    if (j >= n) break;  // uniform: n is the same for every lane
-                    const T d = __shfl_sync(kCholFull, a[j], j, G);
+            for (int j = 0; j < C; ++j) {
+                if (fail == 0 && !(d > T(0))) fail = j + 1;
+                const T ljj = sqrt(d), inv = chol_rcp(ljj);
+                const T l = a[j] * inv;
+                a[j] = r == j ? ljj : l;  // lanes above j: scratch
+                if (j + 1 < C) {
+                    // The next pivot first (row j + 1's diagonal after this column), off the
+                    // shared round trip: the same fma the update below gives lane j + 1.
+                    d = __shfl_sync(kCholFull, fma(-l, l, a[j + 1]), j + 1, G);
                     T *const col = buf + (j & 1) * C;
-                    if (alive) {
-                        if (!(d > T(0))) {
-                            alive = false;
-                            fail = j + 1;
-                        } else {
-                            const T ljj = sqrt(d);
-                            if (r == j)
-                                a[j] = ljj;
-                            else if (r > j)
-                                a[j] = a[j] / ljj;
-                            if (G == C || r < C) col[r] = a[j];
-                        }
-                    }
+                    if (G == C || r < C) col[r] = l;
                     __syncwarp();
-                    if (alive && r > j) {
-                        const T l = a[j];
 #pragma unroll
-                        for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
-                            const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+                    for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                        const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
 #pragma unroll
-                            for (int w = 0; w < W; ++w)
-                                if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
-                        }
+                        for (int w = 0; w < W; ++w)
+                            if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
                     }
                 }
             }
+            if (fail > n) fail = 0;
             if (row_ok)
 #pragma unroll
                 for (int k = 0; k < C; ++k)
@@ -1076,9 +1042,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
-        const bool fold = f64 ? CholWarpShape<double, 16>::FOLD && n <= 16
-                              : (CholWarpShape<float, 16>::FOLD && n <= 16) ||
-                                    (CholWarpShape<float, 32>::FOLD && n > 24);
+        const bool fold = n <= 16 || n > 24;  // CholWarpShape<T, C>::FOLD: C != 24
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
                             n, kWarpMaxN, k.group, fold ? "two rows (r and C - 1 - r, C = 16 or 32)" : "one row");
