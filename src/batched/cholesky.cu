@@ -325,8 +325,8 @@ struct alignas(16) CholPack {
 
 template <class T, int C>
 struct CholWarpShape {
-    // FOLD: C / 2 lanes per element, lane r holding rows r and C - 1 - r (C = 16: four
-    // elements a warp; f32 C = 32: two).
+    // FOLD (C = 16, 32): C / 2 lanes per element, lane r holding rows r and C - 1 - r
+    // (C = 16: four elements a warp; C = 32: two). C = 24: 32 lanes, one row each.
     static constexpr bool FOLD = C != 24;
     static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two packed triangles (padded to 16
