@@ -27,14 +27,19 @@
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
 //     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
 //     loads are in flight while these compute.
-//   potrf, 8 < n <= 32: warp-group, G = 16 (n <= 16, two elements per warp) or 32 lanes
-//     per element, lane r holding row r of L in registers; right-looking, the pivot by a
-//     shuffle, each scaled column through a shared buffer (two in turn: one __syncwarp a
-//     column) read back with 16-byte loads; the same sums in the same order. The warp
-//     kernels stage with cp.async into two slots per element: the next element's loads
-//     are in flight while this one computes. SoA operands are staged and copied out by
-//     the whole block (a warp's accesses of an entry span the block's consecutive
-//     elements: whole sectors), with a __syncthreads before each.
+//   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
+//     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
+//     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
+//     lane r holding row r. Right-looking, each scaled column through a shared buffer
+//     (two in turn: one __syncwarp a column) read back with 16-byte loads; the same sums
+//     in the same order. Branch-free columns: the pivot's reciprocal taken once and
+//     multiplied (other bits than the dividing kernels, within the same bound), the
+//     next pivot by a shuffle ahead of the column's update, rows n .. C - 1 an identity
+//     block instead of a test of n. The warp kernels stage with cp.async into two slots
+//     per element: the next element's loads are in flight while this one computes. SoA
+//     operands are staged and copied out by the whole block (a warp's accesses of an
+//     entry span the block's consecutive elements: whole sectors), with a __syncthreads
+//     before each.
 //   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
 //     threads per element; the packed triangle and a copy of the current column in
 //     shared memory; right-looking, column j: every thread reads the pivot, the column is
@@ -79,7 +84,8 @@ namespace {
 
 // A register budget rather than launch bounds: with launch bounds alone, CUDA 13's ptxas
 // settles some of these kernels at 64 registers and spills; 128 keeps every kernel free
-// of local memory and still allows blocks of 512 threads.
+// of local memory and still allows blocks of 512 threads. (The potrf warp kernels have
+// their own budgets: CholWarpShape::regs.)
 #if CUDART_VERSION >= 12040
 #define CHOL_MAXNREG __maxnreg__(128)
 #else
@@ -290,15 +296,27 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// potrf, warp-group: G = 16 (n <= 16, two elements per warp) or 32 lanes per element,
-// lane r holding row r of the factor in registers (C = 16, 24 or 32 entries: n rounded
-// up; those past r or n are scratch, never stored). Column j: the pivot by a shuffle from lane j, every lane takes its sqrt;
-// lanes below scale their entry and put it into a shared column buffer (two, used in
-// turn, so one __syncwarp per column), which every lane reads back with 16-byte loads
-// for its row's update a_rk = fma(-l_rj, l_kj, a_rk), k = j + 1 .. C - 1. An entry's
-// sums run j = 0 .. in order: the same bits as the other models.
+// potrf, warp-group: the rows of the factor in registers, C = 16, 24 or 32 entries a row
+// (n rounded up; those past the diagonal are scratch, never stored; rows n .. C - 1 an
+// identity block). C = 24: 32 lanes per element, lane r holding row r. C = 16 and 32
+// (FOLD): C / 2 lanes per element, lane r holding rows r and C - 1 - r, so that every
+// lane has C + 1 entries of the triangle (one row a lane leaves lane r idle for the
+// C - 1 - r fmas of each column past its own row) and each column's serial chain is
+// shared by 64 / C elements. Column j: every lane takes the pivot's sqrt and its
+// reciprocal, scales its entries (rows above j: scratch) and puts them into a shared
+// column buffer (two, used in turn, so one __syncwarp per column), which every lane
+// reads back with 16-byte loads for its rows' update a_rk = fma(-l_rj, l_kj, a_rk),
+// k = j + 1 .. C - 1. The next pivot, row j + 1's fma(-l, l, a_{j+1,j+1}) (the same fma
+// as its update), goes by a shuffle before the update, so the chain from pivot to pivot
+// is sqrt, reciprocal, multiply, fma, shuffle. An entry's sums run j = 0 .. in order.
 
 constexpr unsigned kCholFull = 0xffffffffu;
+
+// The correctly rounded reciprocal (one per column, uniform across the element's lanes):
+// l_rj = a_rj * fl(1 / l_jj) adds one rounding to the division's, so an off-diagonal
+// entry (i, j) carries gamma_{j+2} <= gamma_n, within potrf's gamma_{n+1} (j <= n - 2).
+__device__ __forceinline__ float chol_rcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double chol_rcp(double x) { return __drcp_rn(x); }
 
 template <class T>
 struct alignas(16) CholPack {
@@ -307,12 +325,22 @@ struct alignas(16) CholPack {
 
 template <class T, int C>
 struct CholWarpShape {
-    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
+    // FOLD (C = 16, 32): C / 2 lanes per element, lane r holding rows r and C - 1 - r
+    // (C = 16: four elements a warp; C = 32: two). C = 24: 32 lanes, one row each.
+    static constexpr bool FOLD = C != 24;
+    static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two packed triangles (padded to 16
     // bytes): this element's and the next one's, prefetched while this one computes.
     static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
     static constexpr int ES = 2 * C + 2 * TRI;
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    // The register budget: left alone, ptxas hoists a column's shared loads into the next
+    // pivot's chain and takes ~1.5x the registers (fewer warps). Where AoS and SoA differ,
+    // each is the budget at which CUDA 13.0's ptxas spills nothing.
+    static constexpr int regs(bool soa) {
+        return sizeof(T) == 4 ? (C <= 16 ? (soa ? 72 : 64) : C <= 24 ? 80 : soa ? 100 : 104)
+                              : (C <= 16 ? 104 : C <= 24 ? 128 : soa ? 168 : 176);
+    }
 };
 
 // AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
@@ -325,11 +353,12 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
     for (int q = 0; q < EPT; ++q) {
         const int64_t e = e0 + q;
         if (e >= batch) break;
-        const U *const pe = a.p + e * a.stride;
+        const U *pe = a.p + e * a.stride;
+        asm("" : "+l"(pe));  // the element's base held in registers, not recomputed per entry
 #pragma unroll 4
         for (int t = lane; t < nt; t += 32) {
             const int2 m = map[t];
-            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + m.x, sizeof(T));
+            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + uint32_t(m.x), sizeof(T));
         }
     }
 }
@@ -350,8 +379,14 @@ struct BlockSoa {
     }
 };
 
-template <class T, int C>
-__global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
+// SOA: the layout, a template parameter so that each instantiation holds only its own
+// staging state (registers).
+template <class T, int C, bool SOA>
+#if CUDART_VERSION >= 12040
+__global__ void __maxnreg__((CholWarpShape<T, C>::regs(SOA))) potrf_warp_kernel(const PotrfArgs<T> g) {
+#else
+__global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
+#endif
     using Shape = CholWarpShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
     extern __shared__ __align__(16) unsigned char chol_smem[];
@@ -366,7 +401,7 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
     int *const failsh = reinterpret_cast<int *>(region(team) + int64_t(EPT) * ES * sizeof(T));
     T *const buf = sh + q * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    const bool soa = g.a.soa;  // uniform
+    constexpr bool soa = SOA;  // g.a.soa
     const BlockSoa bs(EPT);
     // SoA: this thread's block element's first triangle slot, and its failure flag.
     T *const bdst = reinterpret_cast<T *>(region(bs.qb / EPT)) + (bs.qb % EPT) * ES + 2 * C;
@@ -379,13 +414,23 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             if (e < g.batch)
                 for (int t = bs.t0; t < nt; t += bs.ts) {
                     const int2 m = map[t];
-                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + (int64_t(m.x) * g.a.stride + e),
-                                            sizeof(T));
+                    const int64_t go = int64_t(uint32_t(m.x)) * g.a.stride + e;
+                    __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + go, sizeof(T));
                 }
         } else {
             tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         }
     };
+    // Rows n .. C - 1 of both triangle slots hold an identity block, written once:
+    // staging and the write-back touch only rows below n. Their columns factor to exact
+    // ones and zeros (no failure, nothing added to the rows above), so the column loop
+    // runs over all C columns with no test of n.
+    for (int x = lane; x < EPT * 2 * C; x += 32) {
+        const int i = x % C;
+        T *const row = sh + (x / (2 * C)) * ES + 2 * C + (x / C) % 2 * TRI + tri_off(i);
+        if (i >= n)
+            for (int k = 0; k <= i; ++k) row[k] = T(k == i ? 1 : 0);
+    }
     int slot = 0;
     if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block, 0);
     __pipeline_commit();
@@ -399,50 +444,113 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
         else
             __syncwarp();
 
-        const bool row_ok = e < g.batch && r < n;
-        T a[C];
-#pragma unroll
-        for (int k = 0; k < C; ++k) a[k] = row_ok && k <= r ? tri[tri_off(r) + k] : T(0);
-        // The next elements into the other slot (its last readers, the previous copy-out,
-        // finished before the barrier above).
-        if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
-        __pipeline_commit();
-        bool alive = e < g.batch;
         int fail = 0;
+        // Branch-free columns: a failed element (or one past the batch) goes on with
+        // whatever its pivots give (NaN, inf); only its columns before the failure are
+        // stored, and those were final before it. A pivot past n fails only after an
+        // overflow above (a denormal pivot's reciprocal times an identity row's zero): the
+        // element itself has n columns and factored, hence fail > n reads as 0. The next
+        // elements go into the other slot once this one's rows are in registers (its last
+        // readers, the previous copy-out, finished before the barrier above).
+        if constexpr (Shape::FOLD) {
+            // C / 2 lanes per element: lane r holds rows r (a, C / 2 entries) and C - 1 - r
+            // (b, C), every lane C + 1 entries of the triangle; a column's update costs
+            // max(0, C / 2 - 1 - j) + C - 1 - j fmas for 64 / C elements (one row a lane:
+            // 64 / C (C - 1 - j)), and the pivot's chain is shared by 64 / C elements.
+            static_assert(C % 2 == 0, "rows in pairs");
+            constexpr int H = C / 2;
+            const int r2 = C - 1 - r;
+            T a[H], b[C];
 #pragma unroll
-        for (int j = 0; j < C; ++j) {
-            if (j >= n) break;  // uniform: n is the same for every lane
-            const T d = __shfl_sync(kCholFull, a[j], j, G);
-            T *const col = buf + (j & 1) * C;
-            if (alive) {
-                if (!(d > T(0))) {
-                    alive = false;
-                    fail = j + 1;
-                } else {
-                    const T ljj = sqrt(d);
-                    if (r == j)
-                        a[j] = ljj;
-                    else if (r > j)
-                        a[j] = a[j] / ljj;
-                    if (G == C || r < C) col[r] = a[j];
+            for (int k = 0; k < H; ++k) a[k] = k <= r ? tri[tri_off(r) + k] : T(0);
+#pragma unroll
+            for (int k = 0; k < C; ++k) b[k] = k <= r2 ? tri[tri_off(r2) + k] : T(0);
+            if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
+            __pipeline_commit();
+            T d = __shfl_sync(kCholFull, a[0], 0, G);
+#pragma unroll
+            for (int j = 0; j < C; ++j) {
+                if (fail == 0 && !(d > T(0))) fail = j + 1;
+                const T ljj = sqrt(d), inv = chol_rcp(ljj);
+                T la = T(0);
+                if (j < H) {
+                    la = a[j] * inv;
+                    a[j] = r == j ? ljj : la;
+                }
+                const T lb = b[j] * inv;
+                b[j] = r2 == j ? ljj : lb;
+                if (j + 1 < C) {
+                    // Row j + 1 is lane j + 1's a (j + 1 < H) or lane C - 2 - j's b.
+                    if (j + 1 < H)
+                        d = __shfl_sync(kCholFull, fma(-la, la, a[j + 1]), j + 1, G);
+                    else
+                        d = __shfl_sync(kCholFull, fma(-lb, lb, b[j + 1]), C - 2 - j, G);
+                    T *const col = buf + (j & 1) * C;
+                    if (j < H) col[r] = la;
+                    col[r2] = lb;
+                    __syncwarp();
+#pragma unroll
+                    for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                        const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                        for (int w = 0; w < W; ++w) {
+                            const int k = k0 + w;
+                            if (k > j && k < H) a[k] = fma(-la, u.v[w], a[k]);
+                            if (k > j) b[k] = fma(-lb, u.v[w], b[k]);
+                        }
+                    }
                 }
             }
-            __syncwarp();
-            if (alive && r > j) {
-                const T l = a[j];
+            if (fail > n) fail = 0;
+            if (e < g.batch) {
+                if (r < n)
 #pragma unroll
-                for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
-                    const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+                    for (int k = 0; k < H; ++k)
+                        if (k <= r) tri[tri_off(r) + k] = a[k];
+                if (r2 < n)
 #pragma unroll
-                    for (int w = 0; w < W; ++w)
-                        if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    for (int k = 0; k < C; ++k)
+                        if (k <= r2) tri[tri_off(r2) + k] = b[k];
+            }
+        } else {
+            // C = 24: one row a lane.
+            const bool row_ok = e < g.batch && r < n;
+            // Row r of the staged triangle (rows from n: the identity block; an element past
+            // the batch: whatever the slot held, computed on and never stored).
+            T a[C];
+#pragma unroll
+            for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[tri_off(r) + k] : T(0);
+            if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
+            __pipeline_commit();
+            T d = __shfl_sync(kCholFull, a[0], 0, G);
+#pragma unroll
+            for (int j = 0; j < C; ++j) {
+                if (fail == 0 && !(d > T(0))) fail = j + 1;
+                const T ljj = sqrt(d), inv = chol_rcp(ljj);
+                const T l = a[j] * inv;
+                a[j] = r == j ? ljj : l;  // lanes above j: scratch
+                if (j + 1 < C) {
+                    // The next pivot first (row j + 1's diagonal after this column), off the
+                    // shared round trip: the same fma the update below gives lane j + 1.
+                    d = __shfl_sync(kCholFull, fma(-l, l, a[j + 1]), j + 1, G);
+                    T *const col = buf + (j & 1) * C;
+                    if (G == C || r < C) col[r] = l;
+                    __syncwarp();
+#pragma unroll
+                    for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
+                        const CholPack<T> u = reinterpret_cast<const CholPack<T> *>(col)[k0 / W];
+#pragma unroll
+                        for (int w = 0; w < W; ++w)
+                            if (k0 + w > j) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    }
                 }
             }
+            if (fail > n) fail = 0;
+            if (row_ok)
+#pragma unroll
+                for (int k = 0; k < C; ++k)
+                    if (k <= r) tri[tri_off(r) + k] = a[k];
         }
-        if (row_ok)
-#pragma unroll
-            for (int k = 0; k < C; ++k)
-                if (k <= r) tri[tri_off(r) + k] = a[k];
         if (r == 0) {
             failsh[q] = fail;
             if (e < g.batch) g.info[e] = fail;
@@ -453,12 +561,12 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
         if (soa) {
             __syncthreads();
             const int64_t ee = eb + bs.qb;
-            const int f = *bfail;
+            const int f = *bfail, lim = f == 0 ? C : f - 1;  // the columns written: below lim
             if (ee < g.batch)
                 for (int t = bs.t0; t < nt; t += bs.ts) {
                     const int2 m = map[t];
-                    if (f == 0 || map_col(m) < f - 1)
-                        g.a.p[int64_t(m.x) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
+                    if (map_col(m) < lim)
+                        g.a.p[int64_t(uint32_t(m.x)) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
                 }
         } else {
             __syncwarp();
@@ -467,12 +575,12 @@ __global__ void CHOL_MAXNREG potrf_warp_kernel(const PotrfArgs<T> g) {
             for (int qq = 0; qq < EPT; ++qq) {
                 const int64_t ee = e0 + qq;
                 if (ee >= g.batch) break;
-                const int f = failsh[qq];
+                const int f = failsh[qq], lim = f == 0 ? C : f - 1;  // the columns written: below lim
                 T *const pe = g.a.p + ee * g.a.stride;
 #pragma unroll 4
                 for (int t = lane; t < nt; t += 32) {
                     const int2 m = map[t];
-                    if (f == 0 || map_col(m) < f - 1) pe[m.x] = src[qq * ES + map_sh(m)];
+                    if (map_col(m) < lim) pe[uint32_t(m.x)] = src[qq * ES + map_sh(m)];
                 }
             }
         }
@@ -886,9 +994,10 @@ constexpr int kWarpMaxN = 32;
 bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
 template <class T, int C>
-KernelSpec potrf_warp() {
+KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&potrf_warp_kernel<T, C>);
+    k.fn = soa ? reinterpret_cast<const void *>(&potrf_warp_kernel<T, C, true>)
+               : reinterpret_cast<const void *>(&potrf_warp_kernel<T, C, false>);
     k.group = CholWarpShape<T, C>::G;
     k.unit_elements = CholWarpShape<T, C>::EPT;
     k.unit_shared = CholWarpShape<T, C>::TEAM_BYTES;
@@ -896,8 +1005,8 @@ KernelSpec potrf_warp() {
 }
 
 template <class T>
-KernelSpec potrf_warp_for(int n) {
-    return n <= 16 ? potrf_warp<T, 16>() : n <= 24 ? potrf_warp<T, 24>() : potrf_warp<T, 32>();
+KernelSpec potrf_warp_for(int n, bool soa) {
+    return n <= 16 ? potrf_warp<T, 16>(soa) : n <= 24 ? potrf_warp<T, 24>(soa) : potrf_warp<T, 32>(soa);
 }
 
 template <class T, int C>
@@ -928,14 +1037,15 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "memory order",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kWarpMaxN && fits) {
-        k = f64 ? potrf_warp_for<double>(n) : potrf_warp_for<float>(n);
+        k = f64 ? potrf_warp_for<double>(n, pb.a.soa) : potrf_warp_for<float>(n, pb.a.soa);
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
-        k.why = fmt::format("n = {} (at most {}): {} lanes per element, one row of the factor each in registers, "
+        const bool fold = n <= 16 || n > 24;  // CholWarpShape<T, C>::FOLD: C != 24
+        k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
-                            n, kWarpMaxN, k.group);
+                            n, kWarpMaxN, k.group, fold ? "two rows (r and C - 1 - r, C = 16 or 32)" : "one row");
     } else {
         const int S = n <= 32 ? 32 : n <= 64 ? 64 : 128;
         k.fn = f64 ? reinterpret_cast<const void *>(&potrf_block_kernel<double>)

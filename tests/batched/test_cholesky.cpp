@@ -246,7 +246,9 @@ void check_all() {
     Context ctx;
     double rec = 0, res = 0;
     int variant = 0;
-    for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 128}) {
+    // 9..32: the CUDA warp kernels' row counts C = 16, 24, 32, each full and padded (rows
+    // n .. C - 1 an identity block).
+    for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 24, 25, 31, 32, 33, 64, 128}) {
         for (int lay = 0; lay < 8; ++lay, ++variant) {
             if (n >= 64 && lay % 3 != 0) continue;  // the largest sizes: three layouts each
             const Layout l{bool(lay & 1), bool(lay & 2), bool(lay & 4), int64_t(variant % 3), int64_t(variant * 5 % 7)};
