@@ -2,7 +2,8 @@
 //
 // Ha et al. (2013)'s execution models, chosen by the element's size and the batch count:
 //
-//   thread-per-element (max(m, n, k) <= 4) and warp-group (<= 16): one kernel. Each warp
+//   thread-per-element (max(m, n, k) <= 4) and warp-group (AoS up to 8; f32 AoS up to
+//     16 on enough elements): one kernel. Each warp
 //     owns EW = 32 / G elements at a time (G threads per element, G = 1 for
 //     thread-per-element) and moves them through its own slice of shared memory:
 //     the warp copies A and B of its EW elements in with loads in memory order (whole
@@ -12,11 +13,11 @@
 //     out in memory order. Only __syncwarp, no block barriers; square 2, 4, 8, 16 are
 //     compiled with their sizes, any other shape runs the same code with run-time sizes
 //     under a compile-time bound.
-//   block-per-element (larger, or few elements): u elements per block, each computed by
-//     a sub-block of S threads (each an TM x TN register tile); A and B are staged
-//     KS = 16 dimensions at a time; for SoA the block's elements are consecutive, so the
-//     staging loads and the C stores (consecutive threads, consecutive elements) cover
-//     whole sectors.
+//   pipelined tiles (any other C up to 64 x 64): see "Pipelined tile kernels" below.
+//   block-per-element (C above 64 x 64): a sub-block of S threads per element (each an
+//     TM x TN register tile); A and B are staged KS = 16 dimensions at a time; for SoA
+//     the block's elements are consecutive, so the staging loads and the C stores
+//     (consecutive threads, consecutive elements) cover whole sectors.
 //
 // Host-side normalisation: a column-major C is computed as the row-major C^T =
 // op(B)^T op(A)^T (swap the operands, flip their transposes), so the kernels see a
@@ -466,11 +467,14 @@ __device__ __forceinline__ void store_piece(T *dst, const T *acc, bool whole, in
     asm volatile("" ::: "memory");  // a piece at a time: the epilogue holds few registers
 }
 
-// cp.async: 16 bytes of which the first `bytes` are copied (the rest zero-filled), or
-// one entry.
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes) {
+// cp.async: 16 bytes, or one entry. Every source byte must be an entry the layout says
+// exists: a piece that would run past a row's last entry (into ld padding, or past the
+// end of the array for the last element's last row; for SoA past the last element of an
+// entry) is copied entry by entry instead, never as a zero-filled 16-byte copy, whose
+// source is still read as 16 bytes.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
 template <class T>
 __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
@@ -484,8 +488,8 @@ __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0
 // Copies the fast-grid rectangle [r0, r0 + nr) x [c0, c0 + nc) of the AoS elements
 // e0 .. e0 + u - 1 (those that exist) to dst + q * unit + (r - r0) * sr + (c - c0) * sc,
 // the block's threads in memory order: 16-byte pieces along the rows when `vec` (then
-// sc == 1 and dst's rows are 16-byte aligned; a row's last piece copies what is left),
-// else one entry at a time.
+// sc == 1 and dst's rows are 16-byte aligned; a row's partial last piece goes entry by
+// entry, its other entries in shared memory left as they are), else one entry at a time.
 template <class T>
 __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0, int u, int64_t batch, int r0,
                                           int nr, int c0, int nc, T *dst, int unit, int sr, int sc) {
@@ -496,9 +500,13 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
     if (vec) {
 #pragma unroll 1
         for (Walker w(tid, nt, (nc + V - 1) / V, nr); w.d2 < ul; w.advance()) {
-            const int c = w.d0 * V;
-            cp_async16(dst + w.d2 * unit + w.d1 * sr + c, base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c,
-                       min(V, nc - c) * int(sizeof(T)));
+            const int c = w.d0 * V, left = nc - c;
+            T *const d = dst + w.d2 * unit + w.d1 * sr + c;
+            const T *const s = base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c;
+            if (left >= V)
+                cp_async16(d, s);
+            else
+                for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
     } else {
 #pragma unroll 1
@@ -510,7 +518,8 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
 
 // The same for SoA: entry (r, c) of the block's elements e0 + q, q < eb (those that
 // exist), to dst + (q / E) * unit + ((r - r0) * sr + (c - c0) * sc) * E + q % E:
-// 16-byte pieces of V consecutive elements when `vec`, else one entry at a time.
+// 16-byte pieces of V consecutive elements when `vec` (a partial last piece, past the
+// batch's last element, entry by entry), else one entry at a time.
 template <class T, int E>
 __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0, int eb, int64_t batch, int r0,
                                           int nr, int c0, int nc, T *dst, int unit, int sr, int sc) {
@@ -521,10 +530,13 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
     if (vec) {
 #pragma unroll 1
         for (Walker w(tid, nt, (el + V - 1) / V, nc); w.d2 < nr; w.advance()) {
-            const int q = w.d0 * V;
-            cp_async16(dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E,
-                       base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q,
-                       min(V, el - q) * int(sizeof(T)));
+            const int q = w.d0 * V, left = el - q;
+            T *const d = dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E;
+            const T *const s = base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q;
+            if (left >= V)
+                cp_async16(d, s);
+            else
+                for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
     } else {
 #pragma unroll 1
@@ -896,55 +908,58 @@ int64_t few_elements(int sm_count) { return int64_t(sm_count) * 64; }
 
 template <class T>
 KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
+    constexpr bool D = sizeof(T) == 8;
     const int64_t m = pb.m, n = pb.n, k = pb.k, big = std::max({m, n, k});
-    const bool square = m == n && n == k;
-    const bool few = pb.batch < few_elements(sm_count);
+    const bool square = m == n && n == k, aos = !pb.c.soa;
+    [[maybe_unused]] const bool few = pb.batch < few_elements(sm_count);
     const int64_t mn = std::max(m, n);
     KernelSpec kn;
-    if (big > 4 && mn <= 64) {
-        kn = pipe_kernel<T>(pb.c.soa, mn);
-        kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
-                                        "elements (32-byte runs of each entry) share a sub-block, A and B "
-                                        "staged by cp.async in slices of k, several slices in flight",
-                                        m, n, k, kn.unit_elements)
-                          : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
-                                        "per element, A and B staged by cp.async in slices of k, several "
-                                        "slices in flight",
-                                        m, n, k, kn.sub);
-    } else if (big <= 4) {
+    if (big <= 4) {
         kn = square && m == 2   ? warp_kernel<T, 1, 2, 2, 2, true>(Model::ThreadPerElement)
              : square && m == 4 ? warp_kernel<T, 1, 4, 4, 4, true>(Model::ThreadPerElement)
                                 : warp_kernel<T, 1, 4, 4, 4, false>(Model::ThreadPerElement);
         kn.why = fmt::format("elements of at most 4x4 ({}x{}x{}) fit one thread's registers; each warp stages "
                              "its 32 elements through shared memory with loads in memory order",
                              m, n, k);
-    } else if (big <= 8) {
+        return kn;
+    }
+    // AoS up to 8 (f32: up to 16 on enough elements to fill the device): the warp-groups,
+    // staged per warp without block barriers, beat the pipelined kernels (H100: f64 8x8
+    // 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63 against 0.71).
+    if (aos && big <= 8) {
         kn = square && m == 8 ? warp_kernel<T, 4, 8, 8, 8, true>(Model::WarpGroup)
                               : warp_kernel<T, 4, 8, 8, 8, false>(Model::WarpGroup);
-        kn.why = fmt::format("elements up to 8x8 ({}x{}x{}): 4 threads of a warp per element (8 per warp), "
+        kn.why = fmt::format("AoS elements up to 8x8 ({}x{}x{}): 4 threads of a warp per element (8 per warp), "
                              "each a row-stripe of C, staged per warp without block barriers",
                              m, n, k);
-    } else if (big <= 16 && !few) {
-        kn = square && m == 16 ? warp_kernel<T, 8, 16, 16, 16, true>(Model::WarpGroup)
-                               : warp_kernel<T, 8, 16, 16, 16, false>(Model::WarpGroup);
-        kn.why = fmt::format("elements up to 16x16 ({}x{}x{}): 8 threads of a warp per element (4 per warp), "
-                             "staged per warp without block barriers",
-                             m, n, k);
-    } else {
-        if (mn <= 32)
-            kn = block_kernel<T, 4, 8, 8, 4>();
-        else if (mn <= 64)
-            kn = block_kernel<T, 8, 8, 8, 8>();
-        else
-            kn = block_kernel<T, 16, 16, 8, 8>();
-        kn.why = big <= 16
-                     ? fmt::format("only {} elements of up to 16x16 ({}x{}x{}), fewer than {} (64 per SM): a "
-                                   "sub-block of {} threads per element keeps more of the device busy",
-                                   pb.batch, m, n, k, few_elements(sm_count), kn.sub)
-                     : fmt::format("elements of {}x{}x{} (above 16) need shared-memory tiles: a sub-block of {} "
-                                   "threads per element, A and B staged 16 dimensions at a time",
-                                   m, n, k, kn.sub);
+        return kn;
     }
+    if constexpr (!D) {
+        if (aos && big <= 16 && !few) {
+            kn = square && m == 16 ? warp_kernel<T, 8, 16, 16, 16, true>(Model::WarpGroup)
+                                   : warp_kernel<T, 8, 16, 16, 16, false>(Model::WarpGroup);
+            kn.why = fmt::format("AoS elements up to 16x16 ({}x{}x{}): 8 threads of a warp per element (4 per "
+                                 "warp), staged per warp without block barriers",
+                                 m, n, k);
+            return kn;
+        }
+    }
+    if (mn <= 64) {
+        kn = pipe_kernel<T>(pb.c.soa, mn);
+        kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
+                                        "elements (16- or 32-byte runs of each entry) share a sub-block, A and B "
+                                        "staged by cp.async in slices of k, several slices in flight",
+                                        m, n, k, kn.unit_elements)
+                          : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
+                                        "per element, A and B staged by cp.async in slices of k, several "
+                                        "slices in flight",
+                                        m, n, k, kn.sub);
+        return kn;
+    }
+    kn = block_kernel<T, 16, 16, 8, 8>();
+    kn.why = fmt::format("elements of {}x{}x{} (C above 64x64) need shared-memory tiles: a sub-block of {} "
+                         "threads per element, A and B staged 16 dimensions at a time",
+                         m, n, k, kn.sub);
     return kn;
 }
 
