@@ -371,7 +371,9 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
             __syncthreads();
         }
 
-        const int64_t e = e0 + q;
+        // The element, recomputed from the thread index (kept live across the k loop, it spills).
+        const int t_ = opaque(t);
+        const int64_t e = e0 + (g.soa_c ? t_ % u : t_ / S);
         if (e < g.batch) {
             const bool read_c = g.beta != T(0);
             const int ty_ = opaque(ty), tx_ = opaque(tx);
@@ -387,6 +389,7 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
                         if (read_c) v += g.beta * *dst;
                         *dst = v;
                     }
+                    asm volatile("" ::: "memory");  // an entry at a time: the epilogue holds few registers
                 }
         }
     }
@@ -701,20 +704,49 @@ template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
 struct SoaPipe {
     static constexpr int V = 16 / int(sizeof(T)), E = QV * V;  // elements per unit (16 or 32 bytes an entry)
     static constexpr int S = QV * TY * TX;                     // threads per unit
-    static constexpr int MT = TY * TM, NT = TX * TN;
+    static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // Register tiles of 4 x 4 x V take more than 128 registers (blocks of at most 256).
-    static constexpr int MAX_REGS = TM * TN > 4 ? 255 : 128;
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
 
+// The SoA block's work: pairs (group of elements, tile of C) w = blockIdx.x,
+// blockIdx.x + gridDim.x, ..., the tiles of a group consecutive (so the blocks that
+// share a group's A and B run at the same time and find them in L2), each in slices of
+// KS dimensions: the cursor of the item being staged or computed.
+struct TileCursor {
+    int w;          // pair (batches below 2^30: see select_kernel)
+    int grp, tile;  // its group; its tile, row-major over the tn tiles of a row
+    int l0, stage;  // first dimension of the slice; its shared-memory stage
+    __device__ __forceinline__ void locate(int tiles) {
+        grp = w / tiles;
+        tile = w - grp * tiles;
+    }
+    __device__ TileCursor(int tiles) : w(int(blockIdx.x)), l0(0), stage(0) { locate(tiles); }
+    // Moves to the next item; true when that starts a new pair.
+    template <int KS, int STAGES>
+    __device__ __forceinline__ bool next(int k, int tiles) {
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+        l0 += KS;
+        if (l0 < k) return false;
+        l0 = 0;
+        w += int(gridDim.x);
+        locate(tiles);
+        return true;
+    }
+};
+
+// SoA: a unit is E = QV * V consecutive elements (16 or 32 bytes per entry) and one
+// MT x NT tile of their C (C larger than the tile: several pairs of group and tile, A and
+// B read once per tile row and column, from L2 after the first); thread (qv, ty, tx) owns
+// V consecutive elements and, in each, rows ty + TY i and columns tx + TX j of the tile.
 template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
 __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
     gemm_soa_pipe_kernel(const Args<T> g) {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
-    constexpr int V = P::V, E = P::E, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT;
+    constexpr int V = P::V, E = P::E, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
@@ -724,26 +756,31 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, sq = pos / 16, in_sq = pos % 16;
     const int tx = (sq % (TX / 4)) * 4 + in_sq % 4, ty = (sq / (TX / 4)) * 4 + in_sq / 4;
     const int m = g.m, n = g.n, k = g.k, eb = u * E;
+    const int tn = (n + NT - 1) / NT, tiles = (m + MT - 1) / MT * tn;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
-    const int64_t items = block_items(g.batch, eb, slices);
+    const int pairs = int((g.batch + eb - 1) / eb) * tiles;
+    const int items = int(blockIdx.x) < pairs ? ((pairs - 1 - int(blockIdx.x)) / int(gridDim.x) + 1) * slices : 0;
 
-    ItemCursor in(eb), cur(eb);
-    int64_t issued = 0;
+    TileCursor in(tiles), cur(tiles);
+    int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
             T *const as = sh + in.stage * stage_size;
-            T *const bs = as + P::MT * KSP * E;
+            T *const bs = as + MT * KSP * E;
             const int ks = min(KS, k - in.l0);
-            // A: logical (i, l) -> entry i * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j.
+            const int64_t e0 = int64_t(in.grp) * eb;
+            const int i0 = in.tile / tn * MT, j0 = in.tile % tn * NT;
+            const int mt = min(MT, m - i0), nt = min(NT, n - j0);
+            // A: logical (i, l) -> entry (i - i0) * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j - j0.
             if (g.a.swap)
-                soa_stage<T, E>(g.a, g.a.vec, in.e0, eb, g.batch, in.l0, ks, 0, m, as, UNIT, 1, KSP);
+                soa_stage<T, E>(g.a, g.a.vec, e0, eb, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             else
-                soa_stage<T, E>(g.a, g.a.vec, in.e0, eb, g.batch, 0, m, in.l0, ks, as, UNIT, KSP, 1);
+                soa_stage<T, E>(g.a, g.a.vec, e0, eb, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             if (g.b.swap)
-                soa_stage<T, E>(g.b, g.b.vec, in.e0, eb, g.batch, 0, n, in.l0, ks, bs, UNIT, 1, NT);
+                soa_stage<T, E>(g.b, g.b.vec, e0, eb, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NT);
             else
-                soa_stage<T, E>(g.b, g.b.vec, in.e0, eb, g.batch, in.l0, ks, 0, n, bs, UNIT, NT, 1);
-            in.next<KS, STAGES>(k);
+                soa_stage<T, E>(g.b, g.b.vec, e0, eb, g.batch, in.l0, ks, j0, nt, bs, UNIT, NT, 1);
+            in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
         cp_commit();
@@ -760,39 +797,47 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             for (int x = 0; x < V; ++x) acc[i][j][x] = T(0);
 
 #pragma unroll 1
-    for (int64_t it = 0; it < items; ++it) {
+    for (int it = 0; it < items; ++it) {
         cp_wait<STAGES - 2>();
         __syncthreads();
         issue();
         const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP * E + qv * V;
-        const T *const bp = sh + cur.stage * stage_size + q * UNIT + P::MT * KSP * E + tx * E + qv * V;
+        const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP * E + tx * E + qv * V;
         const int ks = min(KS, k - cur.l0);
+        // One 16-byte load of B at a time (the register budget: TM x TN x V sums, TM x V of A).
         auto step = [&](int l) {
-            T a[TM][V], b[TN][V];
+            T a[TM][V];
 #pragma unroll
             for (int i = 0; i < TM; ++i) ld16(ap + (i * TY * KSP + l) * E, a[i]);
 #pragma unroll
-            for (int j = 0; j < TN; ++j) ld16(bp + (l * NT + j * TX) * E, b[j]);
+            for (int j = 0; j < TN; ++j) {
+                T b[V];
+                ld16(bp + (l * NT + j * TX) * E, b);
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j)
-#pragma unroll
-                    for (int x = 0; x < V; ++x) acc[i][j][x] = fma(a[i][x], b[j][x], acc[i][j][x]);
+                    for (int x = 0; x < V; ++x) acc[i][j][x] = fma(a[i][x], b[x], acc[i][j][x]);
+            }
         };
+        if constexpr (TM * TN > 4) {
+#pragma unroll 1
+            for (int l = 0; l < ks; ++l) step(l);
+        } else {
 #pragma unroll 2
-        for (int l = 0; l < ks; ++l) step(l);
-        const int64_t e = cur.e0 + q * E + qv * V;
-        if (cur.next<KS, STAGES>(k)) {
+            for (int l = 0; l < ks; ++l) step(l);
+        }
+        const int64_t e = int64_t(cur.grp) * eb + q * E + qv * V;
+        const int i0 = cur.tile / tn * MT, j0 = cur.tile % tn * NT;
+        if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0), whole = g.vec_c && e + V <= g.batch;
                 const int valid = int(min(int64_t(V), g.batch - e));
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int row = ty + TY * i;
+                    const int row = i0 + ty + TY * i;
 #pragma unroll
                     for (int j = 0; j < TN; ++j) {
-                        const int col = tx + TX * j;
+                        const int col = j0 + tx + TX * j;
                         if (row < m && col < n)
                             store_piece(g.c + (int64_t(row) * g.ldc + col) * g.sc + e, acc[i][j], whole, valid,
                                         read_c, g.alpha, g.beta);
@@ -880,25 +925,25 @@ KernelSpec soa_pipe_kernel() {
 }
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
-// unit, SoA 32 bytes of consecutive elements per unit.
+// unit; SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of
+// 32 x 32 (4 x 4 x V sums a thread).
 template <class T>
 KernelSpec pipe_kernel(bool soa, int64_t mn) {
     constexpr bool D = sizeof(T) == 8;
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
-        if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 2>();
-        if (mn <= 32) return soa_pipe_kernel<T, 16, 16, 2, 2, 2, 8, 4>();
-        return soa_pipe_kernel<T, 16, 16, 4, 4, 1, 8, 3>();
+        if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 4>();
+        return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 4, 4, 4, 16, 2>();
         if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>();
+        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 4>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
         if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>();
+        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 4>();
     }
 }
 
@@ -944,11 +989,13 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
             return kn;
         }
     }
-    if (mn <= 64) {
+    // (The SoA pipelined kernel counts its pairs of element group and C tile in int.)
+    if (mn <= 64 && (aos || pb.batch < (int64_t(1) << 30))) {
         kn = pipe_kernel<T>(pb.c.soa, mn);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
-                                        "elements (16- or 32-byte runs of each entry) share a sub-block, A and B "
-                                        "staged by cp.async in slices of k, several slices in flight",
+                                        "elements (32-byte runs of each entry) share a sub-block and a C tile of "
+                                        "up to 32x32, A and B staged by cp.async in slices of k, several slices "
+                                        "in flight",
                                         m, n, k, kn.unit_elements)
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
                                         "per element, A and B staged by cp.async in slices of k, several "
@@ -971,6 +1018,12 @@ KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
 // for the pipelined SoA kernel (units of 16 or 32 bytes an entry), a 128-byte line.
 int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     if (k.model != Model::BlockPerElement || !pb.c.soa) return 1;
+    // The 4 x 4 x V tiles take some 160 registers: blocks of one unit (128 threads), three
+    // an SM, keep more resident than blocks of two or four (one an SM); the blocks that
+    // run together then share the lines.
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4>))
+        return 1;
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
     return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
 }

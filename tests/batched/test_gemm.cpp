@@ -174,6 +174,12 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{20, 17, 40, 3, false, false, true, true, 3, 1, 1.0, 0.0});
     cs.push_back(Case{33, 35, 17, 5, false, true, true, true, 0, 3, 1.0, 1.0});
     cs.push_back(Case{64, 61, 9, 37, false, false, true, false, 1, 3, -0.75, 0.0});
+    // SoA C above 32 x 32 in 32 x 32 tiles (partial ones at the bottom and right), pairs of
+    // element group and tile beyond the grid (each block several), every op.
+    cs.push_back(Case{50, 20, 33, 9, false, true, true, true, 1, 2, 1.0, 0.5});
+    cs.push_back(Case{17, 45, 8, 3, true, true, true, false, 0, 1, -0.75, 0.0});
+    cs.push_back(Case{64, 64, 40, 130, false, false, true, true, 0, 3, 1.0, 1.0});
+    cs.push_back(Case{45, 64, 20, 61, true, false, true, false, 2, 0, 1.0, 0.0});
     return cs;
 }
 
