@@ -402,12 +402,14 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 // slice, the next STAGES - 1 are on their way, across element boundaries. Each thread
 // owns a register tile of C and reads its operands with 16-byte shared loads.
 //
+//   Both: C larger than the kernel's MT x NT tile is computed tile by tile, each pair
+//     (group of elements, tile) an item of work (TileCursor).
 //   AoS: a unit is one element of TY x TX threads; thread (ty, tx) owns rows ty + TY i
-//     and the 16-byte column pieces tx + TX c of C. Shared: A as [i][l] (rows padded
-//     by 16 bytes: the warp's rows fall on distinct banks), B as [l][j].
+//     and the 16-byte column pieces tx + TX c of the tile. Shared: A as [i][l] (rows
+//     padded by 16 bytes: the warp's rows fall on distinct banks), B as [l][j].
 //   SoA: a unit is E = QV * V consecutive elements (16 or 32 bytes per entry); thread
 //     (qv, ty, tx) owns V consecutive elements and, in each, rows ty + TY i and columns
-//     tx + TX j. Shared keeps the global interleaving ([entry][element]), so staging
+//     tx + TX j of the tile. Shared keeps the global interleaving ([entry][element]), so staging
 //     copies whole runs of the block's elements and a thread's operands for its V
 //     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
 
@@ -551,30 +553,36 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
     }
 }
 
-// The block's work as a sequence of items (a group of elements, a slice of KS
-// dimensions), groups blockIdx.x, blockIdx.x + gridDim.x, ...: the cursor of the item
-// being staged or computed.
-struct ItemCursor {
-    int64_t e0, step;  // first element of the group; elements between a block's groups
-    int l0, stage;     // first dimension of the slice; its shared-memory stage
-    __device__ ItemCursor(int64_t per_group) : e0(int64_t(blockIdx.x) * per_group),
-                                               step(int64_t(gridDim.x) * per_group), l0(0), stage(0) {}
-    // Moves to the next item; true when that starts a new group.
+// The block's work: pairs (group of elements, tile of C) w = blockIdx.x,
+// blockIdx.x + gridDim.x, ..., the tiles of a group consecutive (so the blocks that
+// share a group's A and B run at the same time and find them in L2), each in slices of
+// KS dimensions: the cursor of the item being staged or computed.
+struct TileCursor {
+    int w;          // pair (batches below 2^30: see select_kernel)
+    int grp, tile;  // its group; its tile, row-major over the tn tiles of a row
+    int l0, stage;  // first dimension of the slice; its shared-memory stage
+    __device__ __forceinline__ void locate(int tiles) {
+        grp = tiles == 1 ? w : w / tiles;
+        tile = w - grp * tiles;
+    }
+    __device__ TileCursor(int tiles) : w(int(blockIdx.x)), l0(0), stage(0) { locate(tiles); }
+    // Moves to the next item; true when that starts a new pair.
     template <int KS, int STAGES>
-    __device__ __forceinline__ bool next(int k) {
+    __device__ __forceinline__ bool next(int k, int tiles) {
         stage = stage + 1 == STAGES ? 0 : stage + 1;
         l0 += KS;
         if (l0 < k) return false;
         l0 = 0;
-        e0 += step;
+        w += int(gridDim.x);
+        locate(tiles);
         return true;
     }
 };
 
-// Items of this block: its groups times the slices of k.
-__device__ __forceinline__ int64_t block_items(int64_t batch, int64_t per_group, int slices) {
-    const int64_t groups = (batch + per_group - 1) / per_group;
-    return blockIdx.x < groups ? ((groups - 1 - blockIdx.x) / gridDim.x + 1) * slices : 0;
+// This block's items: its pairs times the slices of k.
+__device__ __forceinline__ int block_items(int pairs, int slices) {
+    const int b = int(blockIdx.x), nb = int(gridDim.x);
+    return b < pairs ? ((pairs - 1 - b) / nb + 1) * slices : 0;
 }
 
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
@@ -593,34 +601,38 @@ struct AosPipe {
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
 __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
     using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
-    constexpr int V = P::V, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
+    constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
     const int u = blockDim.x / P::S, t = threadIdx.x;
     const int q = t / P::S, loc = t % P::S, tx = loc % TX, ty = loc / TX;
     const int m = g.m, n = g.n, k = g.k;
+    const int tn = (n + NT - 1) / NT, tiles = (m + MT - 1) / MT * tn;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
-    const int64_t items = block_items(g.batch, u, slices);
+    const int items = block_items(int((g.batch + u - 1) / u) * tiles, slices);
     const bool va = g.a.vec && !g.a.swap, vb = g.b.vec && !g.b.swap;
 
-    ItemCursor in(u), cur(u);
-    int64_t issued = 0;
+    TileCursor in(tiles), cur(tiles);
+    int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
             T *const as = sh + in.stage * stage_size;
-            T *const bs = as + P::MT * KSP;
+            T *const bs = as + MT * KSP;
             const int ks = min(KS, k - in.l0);
-            // A: logical (i, l) -> as[i * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j].
+            const int64_t e0 = int64_t(in.grp) * u;
+            const int i0 = in.tile / tn * MT, j0 = in.tile % tn * NT;
+            const int mt = min(MT, m - i0), nt = min(NT, n - j0);
+            // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j - j0].
             if (g.a.swap)
-                aos_stage(g.a, false, in.e0, u, g.batch, in.l0, ks, 0, m, as, UNIT, 1, KSP);
+                aos_stage(g.a, false, e0, u, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             else
-                aos_stage(g.a, va, in.e0, u, g.batch, 0, m, in.l0, ks, as, UNIT, KSP, 1);
+                aos_stage(g.a, va, e0, u, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             if (g.b.swap)
-                aos_stage(g.b, false, in.e0, u, g.batch, 0, n, in.l0, ks, bs, UNIT, 1, NT);
+                aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NT);
             else
-                aos_stage(g.b, vb, in.e0, u, g.batch, in.l0, ks, 0, n, bs, UNIT, NT, 1);
-            in.next<KS, STAGES>(k);
+                aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NT, 1);
+            in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
         cp_commit();
@@ -635,12 +647,12 @@ __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
         for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
 #pragma unroll 1
-    for (int64_t it = 0; it < items; ++it) {
+    for (int it = 0; it < items; ++it) {
         cp_wait<STAGES - 2>();
         __syncthreads();  // the item is in; every thread is done with the stage issue() refills
         issue();
         const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP;
-        const T *const bp = sh + cur.stage * stage_size + q * UNIT + P::MT * KSP + tx * V;
+        const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
         if (ks == KS) {
 #pragma unroll
@@ -673,18 +685,19 @@ __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
                 }
             }
         }
-        const int64_t e = cur.e0 + q;
-        if (cur.next<KS, STAGES>(k)) {
+        const int64_t e = int64_t(cur.grp) * u + q;
+        const int i0 = cur.tile / tn * MT, j0 = cur.tile % tn * NT;
+        if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0);
                 T *const cb = g.c + e * g.sc;
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int row = ty + TY * i;
+                    const int row = i0 + ty + TY * i;
                     if (row >= m) continue;
 #pragma unroll
                     for (int c = 0; c < NC; ++c) {
-                        const int col = (tx + TX * c) * V;
+                        const int col = j0 + (tx + TX * c) * V;
                         if (col < n)
                             store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
                                         n - col, read_c, g.alpha, g.beta);
@@ -712,32 +725,6 @@ struct SoaPipe {
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
 
-// The SoA block's work: pairs (group of elements, tile of C) w = blockIdx.x,
-// blockIdx.x + gridDim.x, ..., the tiles of a group consecutive (so the blocks that
-// share a group's A and B run at the same time and find them in L2), each in slices of
-// KS dimensions: the cursor of the item being staged or computed.
-struct TileCursor {
-    int w;          // pair (batches below 2^30: see select_kernel)
-    int grp, tile;  // its group; its tile, row-major over the tn tiles of a row
-    int l0, stage;  // first dimension of the slice; its shared-memory stage
-    __device__ __forceinline__ void locate(int tiles) {
-        grp = w / tiles;
-        tile = w - grp * tiles;
-    }
-    __device__ TileCursor(int tiles) : w(int(blockIdx.x)), l0(0), stage(0) { locate(tiles); }
-    // Moves to the next item; true when that starts a new pair.
-    template <int KS, int STAGES>
-    __device__ __forceinline__ bool next(int k, int tiles) {
-        stage = stage + 1 == STAGES ? 0 : stage + 1;
-        l0 += KS;
-        if (l0 < k) return false;
-        l0 = 0;
-        w += int(gridDim.x);
-        locate(tiles);
-        return true;
-    }
-};
-
 // SoA: a unit is E = QV * V consecutive elements (16 or 32 bytes per entry) and one
 // MT x NT tile of their C (C larger than the tile: several pairs of group and tile, A and
 // B read once per tile row and column, from L2 after the first); thread (qv, ty, tx) owns
@@ -758,8 +745,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     const int m = g.m, n = g.n, k = g.k, eb = u * E;
     const int tn = (n + NT - 1) / NT, tiles = (m + MT - 1) / MT * tn;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
-    const int pairs = int((g.batch + eb - 1) / eb) * tiles;
-    const int items = int(blockIdx.x) < pairs ? ((pairs - 1 - int(blockIdx.x)) / int(gridDim.x) + 1) * slices : 0;
+    const int items = block_items(int((g.batch + eb - 1) / eb) * tiles, slices);
 
     TileCursor in(tiles), cur(tiles);
     int issued = 0;
@@ -925,8 +911,10 @@ KernelSpec soa_pipe_kernel() {
 }
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
-// unit; SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of
-// 32 x 32 (4 x 4 x V sums a thread).
+// unit, C above 32 x 32 in tiles of 32 x 32 (the tiles of an element on blocks that run
+// together: more, smaller blocks than one of 256 threads an element, H100 f64 64 x 64 at
+// 0.40 ms against 0.32 for 32 x 32); SoA 32 bytes of consecutive elements per unit, C
+// above 16 x 16 in tiles of 32 x 32 (4 x 4 x V sums a thread).
 template <class T>
 KernelSpec pipe_kernel(bool soa, int64_t mn) {
     constexpr bool D = sizeof(T) == 8;
@@ -938,12 +926,10 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 4, 4, 4, 16, 2>();
-        if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 4>();
+        return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
-        if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 4>();
+        return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
     }
 }
 
@@ -989,8 +975,8 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
             return kn;
         }
     }
-    // (The SoA pipelined kernel counts its pairs of element group and C tile in int.)
-    if (mn <= 64 && (aos || pb.batch < (int64_t(1) << 30))) {
+    // (The pipelined kernels count their pairs of element group and C tile in int.)
+    if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
         kn = pipe_kernel<T>(pb.c.soa, mn);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and a C tile of "
