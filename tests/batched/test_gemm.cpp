@@ -180,6 +180,10 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{17, 45, 8, 3, true, true, true, false, 0, 1, -0.75, 0.0});
     cs.push_back(Case{64, 64, 40, 130, false, false, true, true, 0, 3, 1.0, 1.0});
     cs.push_back(Case{45, 64, 20, 61, true, false, true, false, 2, 0, 1.0, 0.0});
+    // AoS C above 32 x 32 in tiles likewise (vector and entry-wise staging).
+    cs.push_back(Case{50, 64, 24, 300, true, true, false, false, 1, 3, 1.0, 0.5});
+    cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
+    cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
     return cs;
 }
 
