@@ -2,7 +2,8 @@
 //
 // Ha et al. (2013)'s execution models, chosen by the element's size and the batch count:
 //
-//   thread-per-element (max(m, n, k) <= 4) and warp-group (<= 16): one kernel. Each warp
+//   thread-per-element (max(m, n, k) <= 4) and warp-group (AoS up to 8; f32 AoS up to
+//     16 on enough elements): one kernel. Each warp
 //     owns EW = 32 / G elements at a time (G threads per element, G = 1 for
 //     thread-per-element) and moves them through its own slice of shared memory:
 //     the warp copies A and B of its EW elements in with loads in memory order (whole
@@ -12,11 +13,11 @@
 //     out in memory order. Only __syncwarp, no block barriers; square 2, 4, 8, 16 are
 //     compiled with their sizes, any other shape runs the same code with run-time sizes
 //     under a compile-time bound.
-//   block-per-element (larger, or few elements): u elements per block, each computed by
-//     a sub-block of S threads (each an TM x TN register tile); A and B are staged
-//     KS = 16 dimensions at a time; for SoA the block's elements are consecutive, so the
-//     staging loads and the C stores (consecutive threads, consecutive elements) cover
-//     whole sectors.
+//   pipelined tiles (any other C up to 64 x 64): see "Pipelined tile kernels" below.
+//   block-per-element (C above 64 x 64): a sub-block of S threads per element (each an
+//     TM x TN register tile); A and B are staged KS = 16 dimensions at a time; for SoA
+//     the block's elements are consecutive, so the staging loads and the C stores
+//     (consecutive threads, consecutive elements) cover whole sectors.
 //
 // Host-side normalisation: a column-major C is computed as the row-major C^T =
 // op(B)^T op(A)^T (swap the operands, flip their transposes), so the kernels see a
@@ -370,7 +371,9 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
             __syncthreads();
         }
 
-        const int64_t e = e0 + q;
+        // The element, recomputed from the thread index (kept live across the k loop, it spills).
+        const int t_ = opaque(t);
+        const int64_t e = e0 + (g.soa_c ? t_ % u : t_ / S);
         if (e < g.batch) {
             const bool read_c = g.beta != T(0);
             const int ty_ = opaque(ty), tx_ = opaque(tx);
@@ -386,6 +389,7 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
                         if (read_c) v += g.beta * *dst;
                         *dst = v;
                     }
+                    asm volatile("" ::: "memory");  // an entry at a time: the epilogue holds few registers
                 }
         }
     }
@@ -398,12 +402,14 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 // slice, the next STAGES - 1 are on their way, across element boundaries. Each thread
 // owns a register tile of C and reads its operands with 16-byte shared loads.
 //
+//   Both: C larger than the kernel's MT x NT tile is computed tile by tile, each pair
+//     (group of elements, tile) an item of work (TileCursor).
 //   AoS: a unit is one element of TY x TX threads; thread (ty, tx) owns rows ty + TY i
-//     and the 16-byte column pieces tx + TX c of C. Shared: A as [i][l] (rows padded
-//     by 16 bytes: the warp's rows fall on distinct banks), B as [l][j].
+//     and the 16-byte column pieces tx + TX c of the tile. Shared: A as [i][l] (rows
+//     padded by 16 bytes: the warp's rows fall on distinct banks), B as [l][j].
 //   SoA: a unit is E = QV * V consecutive elements (16 or 32 bytes per entry); thread
 //     (qv, ty, tx) owns V consecutive elements and, in each, rows ty + TY i and columns
-//     tx + TX j. Shared keeps the global interleaving ([entry][element]), so staging
+//     tx + TX j of the tile. Shared keeps the global interleaving ([entry][element]), so staging
 //     copies whole runs of the block's elements and a thread's operands for its V
 //     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
 
@@ -466,11 +472,14 @@ __device__ __forceinline__ void store_piece(T *dst, const T *acc, bool whole, in
     asm volatile("" ::: "memory");  // a piece at a time: the epilogue holds few registers
 }
 
-// cp.async: 16 bytes of which the first `bytes` are copied (the rest zero-filled), or
-// one entry.
-__device__ __forceinline__ void cp_async16(void *dst, const void *src, int bytes) {
+// cp.async: 16 bytes, or one entry. Every source byte must be an entry the layout says
+// exists: a piece that would run past a row's last entry (into ld padding, or past the
+// end of the array for the last element's last row; for SoA past the last element of an
+// entry) is copied entry by entry instead, never as a zero-filled 16-byte copy, whose
+// source is still read as 16 bytes.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
 template <class T>
 __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
@@ -484,8 +493,8 @@ __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0
 // Copies the fast-grid rectangle [r0, r0 + nr) x [c0, c0 + nc) of the AoS elements
 // e0 .. e0 + u - 1 (those that exist) to dst + q * unit + (r - r0) * sr + (c - c0) * sc,
 // the block's threads in memory order: 16-byte pieces along the rows when `vec` (then
-// sc == 1 and dst's rows are 16-byte aligned; a row's last piece copies what is left),
-// else one entry at a time.
+// sc == 1 and dst's rows are 16-byte aligned; a row's partial last piece goes entry by
+// entry, its other entries in shared memory left as they are), else one entry at a time.
 template <class T>
 __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0, int u, int64_t batch, int r0,
                                           int nr, int c0, int nc, T *dst, int unit, int sr, int sc) {
@@ -496,9 +505,13 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
     if (vec) {
 #pragma unroll 1
         for (Walker w(tid, nt, (nc + V - 1) / V, nr); w.d2 < ul; w.advance()) {
-            const int c = w.d0 * V;
-            cp_async16(dst + w.d2 * unit + w.d1 * sr + c, base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c,
-                       min(V, nc - c) * int(sizeof(T)));
+            const int c = w.d0 * V, left = nc - c;
+            T *const d = dst + w.d2 * unit + w.d1 * sr + c;
+            const T *const s = base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c;
+            if (left >= V)
+                cp_async16(d, s);
+            else
+                for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
     } else {
 #pragma unroll 1
@@ -510,7 +523,8 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
 
 // The same for SoA: entry (r, c) of the block's elements e0 + q, q < eb (those that
 // exist), to dst + (q / E) * unit + ((r - r0) * sr + (c - c0) * sc) * E + q % E:
-// 16-byte pieces of V consecutive elements when `vec`, else one entry at a time.
+// 16-byte pieces of V consecutive elements when `vec` (a partial last piece, past the
+// batch's last element, entry by entry), else one entry at a time.
 template <class T, int E>
 __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0, int eb, int64_t batch, int r0,
                                           int nr, int c0, int nc, T *dst, int unit, int sr, int sc) {
@@ -521,10 +535,13 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
     if (vec) {
 #pragma unroll 1
         for (Walker w(tid, nt, (el + V - 1) / V, nc); w.d2 < nr; w.advance()) {
-            const int q = w.d0 * V;
-            cp_async16(dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E,
-                       base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q,
-                       min(V, el - q) * int(sizeof(T)));
+            const int q = w.d0 * V, left = el - q;
+            T *const d = dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E;
+            const T *const s = base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q;
+            if (left >= V)
+                cp_async16(d, s);
+            else
+                for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
     } else {
 #pragma unroll 1
@@ -536,30 +553,36 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
     }
 }
 
-// The block's work as a sequence of items (a group of elements, a slice of KS
-// dimensions), groups blockIdx.x, blockIdx.x + gridDim.x, ...: the cursor of the item
-// being staged or computed.
-struct ItemCursor {
-    int64_t e0, step;  // first element of the group; elements between a block's groups
-    int l0, stage;     // first dimension of the slice; its shared-memory stage
-    __device__ ItemCursor(int64_t per_group) : e0(int64_t(blockIdx.x) * per_group),
-                                               step(int64_t(gridDim.x) * per_group), l0(0), stage(0) {}
-    // Moves to the next item; true when that starts a new group.
+// The block's work: pairs (group of elements, tile of C) w = blockIdx.x,
+// blockIdx.x + gridDim.x, ..., the tiles of a group consecutive (so the blocks that
+// share a group's A and B run at the same time and find them in L2), each in slices of
+// KS dimensions: the cursor of the item being staged or computed.
+struct TileCursor {
+    int w;          // pair (batches below 2^30: see select_kernel)
+    int grp, tile;  // its group; its tile, row-major over the tn tiles of a row
+    int l0, stage;  // first dimension of the slice; its shared-memory stage
+    __device__ __forceinline__ void locate(int tiles) {
+        grp = tiles == 1 ? w : w / tiles;
+        tile = w - grp * tiles;
+    }
+    __device__ TileCursor(int tiles) : w(int(blockIdx.x)), l0(0), stage(0) { locate(tiles); }
+    // Moves to the next item; true when that starts a new pair.
     template <int KS, int STAGES>
-    __device__ __forceinline__ bool next(int k) {
+    __device__ __forceinline__ bool next(int k, int tiles) {
         stage = stage + 1 == STAGES ? 0 : stage + 1;
         l0 += KS;
         if (l0 < k) return false;
         l0 = 0;
-        e0 += step;
+        w += int(gridDim.x);
+        locate(tiles);
         return true;
     }
 };
 
-// Items of this block: its groups times the slices of k.
-__device__ __forceinline__ int64_t block_items(int64_t batch, int64_t per_group, int slices) {
-    const int64_t groups = (batch + per_group - 1) / per_group;
-    return blockIdx.x < groups ? ((groups - 1 - blockIdx.x) / gridDim.x + 1) * slices : 0;
+// This block's items: its pairs times the slices of k.
+__device__ __forceinline__ int block_items(int pairs, int slices) {
+    const int b = int(blockIdx.x), nb = int(gridDim.x);
+    return b < pairs ? ((pairs - 1 - b) / nb + 1) * slices : 0;
 }
 
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
@@ -578,34 +601,38 @@ struct AosPipe {
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
 __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
     using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
-    constexpr int V = P::V, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
+    constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
     const int u = blockDim.x / P::S, t = threadIdx.x;
     const int q = t / P::S, loc = t % P::S, tx = loc % TX, ty = loc / TX;
     const int m = g.m, n = g.n, k = g.k;
+    const int tn = (n + NT - 1) / NT, tiles = (m + MT - 1) / MT * tn;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
-    const int64_t items = block_items(g.batch, u, slices);
+    const int items = block_items(int((g.batch + u - 1) / u) * tiles, slices);
     const bool va = g.a.vec && !g.a.swap, vb = g.b.vec && !g.b.swap;
 
-    ItemCursor in(u), cur(u);
-    int64_t issued = 0;
+    TileCursor in(tiles), cur(tiles);
+    int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
             T *const as = sh + in.stage * stage_size;
-            T *const bs = as + P::MT * KSP;
+            T *const bs = as + MT * KSP;
             const int ks = min(KS, k - in.l0);
-            // A: logical (i, l) -> as[i * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j].
+            const int64_t e0 = int64_t(in.grp) * u;
+            const int i0 = in.tile / tn * MT, j0 = in.tile % tn * NT;
+            const int mt = min(MT, m - i0), nt = min(NT, n - j0);
+            // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j - j0].
             if (g.a.swap)
-                aos_stage(g.a, false, in.e0, u, g.batch, in.l0, ks, 0, m, as, UNIT, 1, KSP);
+                aos_stage(g.a, false, e0, u, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             else
-                aos_stage(g.a, va, in.e0, u, g.batch, 0, m, in.l0, ks, as, UNIT, KSP, 1);
+                aos_stage(g.a, va, e0, u, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             if (g.b.swap)
-                aos_stage(g.b, false, in.e0, u, g.batch, 0, n, in.l0, ks, bs, UNIT, 1, NT);
+                aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NT);
             else
-                aos_stage(g.b, vb, in.e0, u, g.batch, in.l0, ks, 0, n, bs, UNIT, NT, 1);
-            in.next<KS, STAGES>(k);
+                aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NT, 1);
+            in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
         cp_commit();
@@ -620,12 +647,12 @@ __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
         for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
 #pragma unroll 1
-    for (int64_t it = 0; it < items; ++it) {
+    for (int it = 0; it < items; ++it) {
         cp_wait<STAGES - 2>();
         __syncthreads();  // the item is in; every thread is done with the stage issue() refills
         issue();
         const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP;
-        const T *const bp = sh + cur.stage * stage_size + q * UNIT + P::MT * KSP + tx * V;
+        const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
         if (ks == KS) {
 #pragma unroll
@@ -658,18 +685,19 @@ __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
                 }
             }
         }
-        const int64_t e = cur.e0 + q;
-        if (cur.next<KS, STAGES>(k)) {
+        const int64_t e = int64_t(cur.grp) * u + q;
+        const int i0 = cur.tile / tn * MT, j0 = cur.tile % tn * NT;
+        if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0);
                 T *const cb = g.c + e * g.sc;
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int row = ty + TY * i;
+                    const int row = i0 + ty + TY * i;
                     if (row >= m) continue;
 #pragma unroll
                     for (int c = 0; c < NC; ++c) {
-                        const int col = (tx + TX * c) * V;
+                        const int col = j0 + (tx + TX * c) * V;
                         if (col < n)
                             store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
                                         n - col, read_c, g.alpha, g.beta);
@@ -689,20 +717,23 @@ template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
 struct SoaPipe {
     static constexpr int V = 16 / int(sizeof(T)), E = QV * V;  // elements per unit (16 or 32 bytes an entry)
     static constexpr int S = QV * TY * TX;                     // threads per unit
-    static constexpr int MT = TY * TM, NT = TX * TN;
+    static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // Register tiles of 4 x 4 x V take more than 128 registers (blocks of at most 256).
-    static constexpr int MAX_REGS = TM * TN > 4 ? 255 : 128;
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
 
+// SoA: a unit is E = QV * V consecutive elements (16 or 32 bytes per entry) and one
+// MT x NT tile of their C (C larger than the tile: several pairs of group and tile, A and
+// B read once per tile row and column, from L2 after the first); thread (qv, ty, tx) owns
+// V consecutive elements and, in each, rows ty + TY i and columns tx + TX j of the tile.
 template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
 __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
     gemm_soa_pipe_kernel(const Args<T> g) {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
-    constexpr int V = P::V, E = P::E, KSP = P::KSP, NT = P::NT, UNIT = P::UNIT;
+    constexpr int V = P::V, E = P::E, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
@@ -712,26 +743,30 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, sq = pos / 16, in_sq = pos % 16;
     const int tx = (sq % (TX / 4)) * 4 + in_sq % 4, ty = (sq / (TX / 4)) * 4 + in_sq / 4;
     const int m = g.m, n = g.n, k = g.k, eb = u * E;
+    const int tn = (n + NT - 1) / NT, tiles = (m + MT - 1) / MT * tn;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
-    const int64_t items = block_items(g.batch, eb, slices);
+    const int items = block_items(int((g.batch + eb - 1) / eb) * tiles, slices);
 
-    ItemCursor in(eb), cur(eb);
-    int64_t issued = 0;
+    TileCursor in(tiles), cur(tiles);
+    int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
             T *const as = sh + in.stage * stage_size;
-            T *const bs = as + P::MT * KSP * E;
+            T *const bs = as + MT * KSP * E;
             const int ks = min(KS, k - in.l0);
-            // A: logical (i, l) -> entry i * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j.
+            const int64_t e0 = int64_t(in.grp) * eb;
+            const int i0 = in.tile / tn * MT, j0 = in.tile % tn * NT;
+            const int mt = min(MT, m - i0), nt = min(NT, n - j0);
+            // A: logical (i, l) -> entry (i - i0) * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j - j0.
             if (g.a.swap)
-                soa_stage<T, E>(g.a, g.a.vec, in.e0, eb, g.batch, in.l0, ks, 0, m, as, UNIT, 1, KSP);
+                soa_stage<T, E>(g.a, g.a.vec, e0, eb, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             else
-                soa_stage<T, E>(g.a, g.a.vec, in.e0, eb, g.batch, 0, m, in.l0, ks, as, UNIT, KSP, 1);
+                soa_stage<T, E>(g.a, g.a.vec, e0, eb, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             if (g.b.swap)
-                soa_stage<T, E>(g.b, g.b.vec, in.e0, eb, g.batch, 0, n, in.l0, ks, bs, UNIT, 1, NT);
+                soa_stage<T, E>(g.b, g.b.vec, e0, eb, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NT);
             else
-                soa_stage<T, E>(g.b, g.b.vec, in.e0, eb, g.batch, in.l0, ks, 0, n, bs, UNIT, NT, 1);
-            in.next<KS, STAGES>(k);
+                soa_stage<T, E>(g.b, g.b.vec, e0, eb, g.batch, in.l0, ks, j0, nt, bs, UNIT, NT, 1);
+            in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
         cp_commit();
@@ -748,39 +783,47 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             for (int x = 0; x < V; ++x) acc[i][j][x] = T(0);
 
 #pragma unroll 1
-    for (int64_t it = 0; it < items; ++it) {
+    for (int it = 0; it < items; ++it) {
         cp_wait<STAGES - 2>();
         __syncthreads();
         issue();
         const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP * E + qv * V;
-        const T *const bp = sh + cur.stage * stage_size + q * UNIT + P::MT * KSP * E + tx * E + qv * V;
+        const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP * E + tx * E + qv * V;
         const int ks = min(KS, k - cur.l0);
+        // One 16-byte load of B at a time (the register budget: TM x TN x V sums, TM x V of A).
         auto step = [&](int l) {
-            T a[TM][V], b[TN][V];
+            T a[TM][V];
 #pragma unroll
             for (int i = 0; i < TM; ++i) ld16(ap + (i * TY * KSP + l) * E, a[i]);
 #pragma unroll
-            for (int j = 0; j < TN; ++j) ld16(bp + (l * NT + j * TX) * E, b[j]);
+            for (int j = 0; j < TN; ++j) {
+                T b[V];
+                ld16(bp + (l * NT + j * TX) * E, b);
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j)
-#pragma unroll
-                    for (int x = 0; x < V; ++x) acc[i][j][x] = fma(a[i][x], b[j][x], acc[i][j][x]);
+                    for (int x = 0; x < V; ++x) acc[i][j][x] = fma(a[i][x], b[x], acc[i][j][x]);
+            }
         };
+        if constexpr (TM * TN > 4) {
+#pragma unroll 1
+            for (int l = 0; l < ks; ++l) step(l);
+        } else {
 #pragma unroll 2
-        for (int l = 0; l < ks; ++l) step(l);
-        const int64_t e = cur.e0 + q * E + qv * V;
-        if (cur.next<KS, STAGES>(k)) {
+            for (int l = 0; l < ks; ++l) step(l);
+        }
+        const int64_t e = int64_t(cur.grp) * eb + q * E + qv * V;
+        const int i0 = cur.tile / tn * MT, j0 = cur.tile % tn * NT;
+        if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0), whole = g.vec_c && e + V <= g.batch;
                 const int valid = int(min(int64_t(V), g.batch - e));
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int row = ty + TY * i;
+                    const int row = i0 + ty + TY * i;
 #pragma unroll
                     for (int j = 0; j < TN; ++j) {
-                        const int col = tx + TX * j;
+                        const int col = j0 + tx + TX * j;
                         if (row < m && col < n)
                             store_piece(g.c + (int64_t(row) * g.ldc + col) * g.sc + e, acc[i][j], whole, valid,
                                         read_c, g.alpha, g.beta);
@@ -868,25 +911,25 @@ KernelSpec soa_pipe_kernel() {
 }
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
-// unit, SoA 32 bytes of consecutive elements per unit.
+// unit, C above 32 x 32 in tiles of 32 x 32 (the tiles of an element on blocks that run
+// together: more, smaller blocks than one of 256 threads an element, H100 f64 64 x 64 at
+// 0.40 ms against 0.32 for 32 x 32); SoA 32 bytes of consecutive elements per unit, C
+// above 16 x 16 in tiles of 32 x 32 (4 x 4 x V sums a thread).
 template <class T>
 KernelSpec pipe_kernel(bool soa, int64_t mn) {
     constexpr bool D = sizeof(T) == 8;
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
-        if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 2>();
-        if (mn <= 32) return soa_pipe_kernel<T, 16, 16, 2, 2, 2, 8, 4>();
-        return soa_pipe_kernel<T, 16, 16, 4, 4, 1, 8, 3>();
+        if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 4>();
+        return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 4, 4, 4, 16, 2>();
-        if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>();
+        return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
-        if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>();
+        return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
     }
 }
 
@@ -896,55 +939,60 @@ int64_t few_elements(int sm_count) { return int64_t(sm_count) * 64; }
 
 template <class T>
 KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
+    constexpr bool D = sizeof(T) == 8;
     const int64_t m = pb.m, n = pb.n, k = pb.k, big = std::max({m, n, k});
-    const bool square = m == n && n == k;
-    const bool few = pb.batch < few_elements(sm_count);
+    const bool square = m == n && n == k, aos = !pb.c.soa;
+    [[maybe_unused]] const bool few = pb.batch < few_elements(sm_count);
     const int64_t mn = std::max(m, n);
     KernelSpec kn;
-    if (big > 4 && mn <= 64) {
-        kn = pipe_kernel<T>(pb.c.soa, mn);
-        kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
-                                        "elements (32-byte runs of each entry) share a sub-block, A and B "
-                                        "staged by cp.async in slices of k, several slices in flight",
-                                        m, n, k, kn.unit_elements)
-                          : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
-                                        "per element, A and B staged by cp.async in slices of k, several "
-                                        "slices in flight",
-                                        m, n, k, kn.sub);
-    } else if (big <= 4) {
+    if (big <= 4) {
         kn = square && m == 2   ? warp_kernel<T, 1, 2, 2, 2, true>(Model::ThreadPerElement)
              : square && m == 4 ? warp_kernel<T, 1, 4, 4, 4, true>(Model::ThreadPerElement)
                                 : warp_kernel<T, 1, 4, 4, 4, false>(Model::ThreadPerElement);
         kn.why = fmt::format("elements of at most 4x4 ({}x{}x{}) fit one thread's registers; each warp stages "
                              "its 32 elements through shared memory with loads in memory order",
                              m, n, k);
-    } else if (big <= 8) {
+        return kn;
+    }
+    // AoS up to 8 (f32: up to 16 on enough elements to fill the device): the warp-groups,
+    // staged per warp without block barriers, beat the pipelined kernels (H100: f64 8x8
+    // 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63 against 0.71).
+    if (aos && big <= 8) {
         kn = square && m == 8 ? warp_kernel<T, 4, 8, 8, 8, true>(Model::WarpGroup)
                               : warp_kernel<T, 4, 8, 8, 8, false>(Model::WarpGroup);
-        kn.why = fmt::format("elements up to 8x8 ({}x{}x{}): 4 threads of a warp per element (8 per warp), "
+        kn.why = fmt::format("AoS elements up to 8x8 ({}x{}x{}): 4 threads of a warp per element (8 per warp), "
                              "each a row-stripe of C, staged per warp without block barriers",
                              m, n, k);
-    } else if (big <= 16 && !few) {
-        kn = square && m == 16 ? warp_kernel<T, 8, 16, 16, 16, true>(Model::WarpGroup)
-                               : warp_kernel<T, 8, 16, 16, 16, false>(Model::WarpGroup);
-        kn.why = fmt::format("elements up to 16x16 ({}x{}x{}): 8 threads of a warp per element (4 per warp), "
-                             "staged per warp without block barriers",
-                             m, n, k);
-    } else {
-        if (mn <= 32)
-            kn = block_kernel<T, 4, 8, 8, 4>();
-        else if (mn <= 64)
-            kn = block_kernel<T, 8, 8, 8, 8>();
-        else
-            kn = block_kernel<T, 16, 16, 8, 8>();
-        kn.why = big <= 16
-                     ? fmt::format("only {} elements of up to 16x16 ({}x{}x{}), fewer than {} (64 per SM): a "
-                                   "sub-block of {} threads per element keeps more of the device busy",
-                                   pb.batch, m, n, k, few_elements(sm_count), kn.sub)
-                     : fmt::format("elements of {}x{}x{} (above 16) need shared-memory tiles: a sub-block of {} "
-                                   "threads per element, A and B staged 16 dimensions at a time",
-                                   m, n, k, kn.sub);
+        return kn;
     }
+    if constexpr (!D) {
+        if (aos && big <= 16 && !few) {
+            kn = square && m == 16 ? warp_kernel<T, 8, 16, 16, 16, true>(Model::WarpGroup)
+                                   : warp_kernel<T, 8, 16, 16, 16, false>(Model::WarpGroup);
+            kn.why = fmt::format("AoS elements up to 16x16 ({}x{}x{}): 8 threads of a warp per element (4 per "
+                                 "warp), staged per warp without block barriers",
+                                 m, n, k);
+            return kn;
+        }
+    }
+    // (The pipelined kernels count their pairs of element group and C tile in int.)
+    if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
+        kn = pipe_kernel<T>(pb.c.soa, mn);
+        kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
+                                        "elements (32-byte runs of each entry) share a sub-block and a C tile of "
+                                        "up to 32x32, A and B staged by cp.async in slices of k, several slices "
+                                        "in flight",
+                                        m, n, k, kn.unit_elements)
+                          : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
+                                        "per element, A and B staged by cp.async in slices of k, several "
+                                        "slices in flight",
+                                        m, n, k, kn.sub);
+        return kn;
+    }
+    kn = block_kernel<T, 16, 16, 8, 8>();
+    kn.why = fmt::format("elements of {}x{}x{} (C above 64x64) need shared-memory tiles: a sub-block of {} "
+                         "threads per element, A and B staged 16 dimensions at a time",
+                         m, n, k, kn.sub);
     return kn;
 }
 
@@ -956,6 +1004,12 @@ KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
 // for the pipelined SoA kernel (units of 16 or 32 bytes an entry), a 128-byte line.
 int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     if (k.model != Model::BlockPerElement || !pb.c.soa) return 1;
+    // The 4 x 4 x V tiles take some 160 registers: blocks of one unit (128 threads), three
+    // an SM, keep more resident than blocks of two or four (one an SM); the blocks that
+    // run together then share the lines.
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4>))
+        return 1;
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
     return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
 }

@@ -160,6 +160,34 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{48, 64, 128, 5, true, false, false, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{40, 56, 72, 37, false, true, true, false, 0, 3, 1.0, 1.0});
     cs.push_back(Case{5, 6, 100, 211, false, false, false, true, 0, 0, 1.0, 0.0});
+    // The pipelined kernels' 16-byte copies at the end of the array (compute-sanitizer
+    // memcheck sees a copy that runs past it): lds and strides on 16 bytes (f32 and f64),
+    // rows whose last 16-byte piece is partial (n and k 1 mod 4, for AoS the last row of
+    // the last element ends the array), SoA batches that end inside a 16-byte piece of
+    // elements (the stride past the batch shorter than the piece); each tile size, k in
+    // one partial slice and in several, small batches, N and T operands, both orders.
+    cs.push_back(Case{9, 9, 13, 1, false, false, false, true, 3, 3, -0.75, 1.0});
+    cs.push_back(Case{6, 5, 17, 1, false, false, false, true, 3, 3, 1.0, 0.0});
+    cs.push_back(Case{20, 29, 25, 2, false, false, false, true, 3, 3, 1.0, 0.5});
+    cs.push_back(Case{40, 37, 21, 3, false, false, false, true, 3, 3, -0.75, 1.0});
+    cs.push_back(Case{13, 10, 9, 2, false, false, false, false, 3, 3, 1.0, 1.0});
+    cs.push_back(Case{9, 7, 13, 1, true, true, false, true, 3, 3, 1.0, 0.0});
+    cs.push_back(Case{33, 17, 45, 1, true, false, false, false, 3, 3, 1.0, 1.0});
+    cs.push_back(Case{9, 7, 11, 1, false, false, true, true, 1, 3, -0.75, 1.0});
+    cs.push_back(Case{5, 3, 7, 7, true, false, true, false, 2, 1, 1.0, 0.5});
+    cs.push_back(Case{20, 17, 40, 3, false, false, true, true, 3, 1, 1.0, 0.0});
+    cs.push_back(Case{33, 35, 17, 5, false, true, true, true, 0, 3, 1.0, 1.0});
+    cs.push_back(Case{64, 61, 9, 37, false, false, true, false, 1, 3, -0.75, 0.0});
+    // SoA C above 32 x 32 in 32 x 32 tiles (partial ones at the bottom and right), pairs of
+    // element group and tile beyond the grid (each block several), every op.
+    cs.push_back(Case{50, 20, 33, 9, false, true, true, true, 1, 2, 1.0, 0.5});
+    cs.push_back(Case{17, 45, 8, 3, true, true, true, false, 0, 1, -0.75, 0.0});
+    cs.push_back(Case{64, 64, 40, 130, false, false, true, true, 0, 3, 1.0, 1.0});
+    cs.push_back(Case{45, 64, 20, 61, true, false, true, false, 2, 0, 1.0, 0.0});
+    // AoS C above 32 x 32 in tiles likewise (vector and entry-wise staging).
+    cs.push_back(Case{50, 64, 24, 300, true, true, false, false, 1, 3, 1.0, 0.5});
+    cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
+    cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
     return cs;
 }
 
