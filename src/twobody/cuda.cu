@@ -82,6 +82,22 @@ __device__ __forceinline__ typename M::out_t distance(const M &m, const Box<type
     return m.finish(tot);
 }
 
+// A point of B staged point-major with a stride of 4 (d <= 3): one 16-byte shared load
+// for float (two for double) instead of one load per coordinate.
+template <class T>
+__device__ __forceinline__ void load_point(T (&v)[4], const T *p) {
+    if constexpr (std::is_same<T, float>::value) {
+        const float4 f = *reinterpret_cast<const float4 *>(p);
+        v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    } else if constexpr (std::is_same<T, double>::value) {
+        const double2 a = reinterpret_cast<const double2 *>(p)[0], b = reinterpret_cast<const double2 *>(p)[1];
+        v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) v[k] = p[k];
+    }
+}
+
 // The output stage of the count / histogram kernel (apairs::output's begin / emit / end
 // shape: per-block scratch in shared memory, flushed to global memory).
 template <class V>
@@ -154,9 +170,10 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     // The mode, and whether there are weights, known at compile time in the fast kernels.
     const int mode = F == kFastOneRadius ? int(kOneRadius) : F == kFastUniformShared ? int(kUniform) : out.mode;
     const bool weighted = F == kFastNone && out.weighted;
-    // Shared memory: B's tile (D x TB), its weights, the counters, the 128-bit sums.
+    // Shared memory: B's tile (TB points of stride 4), its weights, the counters, the
+    // 128-bit sums, the edges.
     T *Bs = reinterpret_cast<T *>(smem);
-    double *Ws = reinterpret_cast<double *>(smem + ((D > 0 ? D : 0) * TB * sizeof(T) + 15) / 16 * 16);
+    double *Ws = reinterpret_cast<double *>(smem + ((D > 0 ? 4 : 0) * TB * sizeof(T) + 15) / 16 * 16);
     // Weight sums in shared memory only with shared counters (global mode: global atomics).
     const bool wshared = weighted && out.copies > 0;
     unsigned long long *slo = reinterpret_cast<unsigned long long *>(Ws + (weighted ? TB : 0));
@@ -166,7 +183,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     // The histogram's edges: staged after the counters (8-byte aligned) when they fit.
     V *Xs = reinterpret_cast<V *>(reinterpret_cast<uintptr_t>(cnt + ncnt + 1) & ~uintptr_t(7));
     Bins<V> bins = out.bins;
-    if (out.xs) {
+    if (F == kFastUniformShared || out.xs) {  // the fast kernel always has them staged
         for (int e = tid; e < out.xs; e += TB) Xs[e] = out.bins.X[e];
         bins.X = Xs;
     }
@@ -237,7 +254,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             const int64_t j = j0 + tid;
             if constexpr (D > 0) {
 #pragma unroll
-                for (int k = 0; k < D; ++k) Bs[k * TB + tid] = j < n2 ? B[j * ldb + k] : T(0);
+                for (int k = 0; k < D; ++k) Bs[4 * tid + k] = j < n2 ? B[j * ldb + k] : T(0);
             }
             if (weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
         }
@@ -245,8 +262,13 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
         // The pair (i, j0 + jj), both in range.
         auto pair = [&](int jj) {
             V v;
-            if constexpr (D > 0) v = distance<M, P, D>(m, box, ar, Bs + jj, TB, d);
-            else v = distance<M, P, D>(m, box, arow, B + (j0 + jj) * ldb, 1, d);
+            if constexpr (D > 0) {
+                T bv[4];
+                load_point(bv, Bs + 4 * jj);
+                v = distance<M, P, D>(m, box, ar, bv, 1, d);
+            } else {
+                v = distance<M, P, D>(m, box, arow, B + (j0 + jj) * ldb, 1, d);
+            }
             emit(v, wi, weighted ? Ws[jj] : 0.0);
         };
         // Off-diagonal tiles: every jj in range (a whole tile unrolled, without checks). A
@@ -470,16 +492,6 @@ int mode_of(const Problem &pb) {
     return pb.uniform ? kUniform : kEdges;
 }
 
-// The compile-time specialisation of the reduce kernel for a problem without weights:
-// L2 or SQEUCLIDEAN in d = 3, one radius, or uniform bins with shared counters.
-int fast_of(const Problem &pb, int copies) {
-    if (pb.kind == Kind::Knn || pb.pw.d != 3 || pb.pw.dtype == APAIRS_DTYPE_U8 ||
-        (pb.pw.metric != APAIRS_METRIC_L2 && pb.pw.metric != APAIRS_METRIC_SQEUCLIDEAN))
-        return kFastNone;
-    if (mode_of(pb) == kOneRadius) return kFastOneRadius;
-    return mode_of(pb) == kUniform && copies > 0 ? kFastUniformShared : kFastNone;
-}
-
 // Counters per copy: histogram slots, or differential radius slots (+1: "none").
 int slots_of(const Problem &pb) {
     return pb.kind == Kind::Counts ? int(pb.thresholds.size()) + 1 : int(pb.nbins()) + 2;
@@ -495,9 +507,19 @@ int staged_edges(const Problem &pb) {
 // the staged edges (8-byte aligned after the counters).
 int64_t reduce_shared(const Problem &pb, bool fixed_d, int copies, bool weighted) {
     const int64_t slots = slots_of(pb);
-    int64_t b = (fixed_d ? 3 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3
+    int64_t b = (fixed_d ? 4 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3, stride 4
     if (weighted) b += TB * 8 + (copies > 0 ? slots * 16 : 0);
     return b + int64_t(copies) * slots * 4 + 8 + int64_t(staged_edges(pb)) * int64_t(out_bytes(pb));
+}
+
+// The compile-time specialisation of the reduce kernel for a problem without weights:
+// L2 or SQEUCLIDEAN in d = 3, one radius, or uniform bins with shared counters.
+int fast_of(const Problem &pb, int copies) {
+    if (pb.kind == Kind::Knn || pb.pw.d != 3 || pb.pw.dtype == APAIRS_DTYPE_U8 ||
+        (pb.pw.metric != APAIRS_METRIC_L2 && pb.pw.metric != APAIRS_METRIC_SQEUCLIDEAN))
+        return kFastNone;
+    if (mode_of(pb) == kOneRadius) return kFastOneRadius;
+    return mode_of(pb) == kUniform && copies > 0 && staged_edges(pb) > 0 ? kFastUniformShared : kFastNone;
 }
 
 }  // namespace
