@@ -46,7 +46,9 @@ enum Mode : int { kUniform = 0, kEdges = 1, kRadii = 2, kOneRadius = 3 };
 // Reduce kernels specialised at compile time for the common cases (the mode and the
 // output technique fixed, no weights), so that the per-pair code has no branch on them:
 // kFastNone runs the generic kernel (mode, copies and weights read at run time).
-enum Fast : int { kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2 };
+// kFastUniformShared reads its edges from shared memory (staged), kFastUniformGlobal
+// from global memory (too many to stage).
+enum Fast : int { kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2, kFastUniformGlobal = 3 };
 
 template <class T>
 struct Box {
@@ -168,7 +170,8 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid / 32;
     // The mode, and whether there are weights, known at compile time in the fast kernels.
-    const int mode = F == kFastOneRadius ? int(kOneRadius) : F == kFastUniformShared ? int(kUniform) : out.mode;
+    constexpr bool fast_uniform = F == kFastUniformShared || F == kFastUniformGlobal;
+    const int mode = F == kFastOneRadius ? int(kOneRadius) : fast_uniform ? int(kUniform) : out.mode;
     const bool weighted = F == kFastNone && out.weighted;
     // Shared memory: B's tile (TB points of stride 4), its weights, the counters, the
     // 128-bit sums, the edges.
@@ -183,7 +186,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     // The histogram's edges: staged after the counters (8-byte aligned) when they fit.
     V *Xs = reinterpret_cast<V *>(reinterpret_cast<uintptr_t>(cnt + ncnt + 1) & ~uintptr_t(7));
     Bins<V> bins = out.bins;
-    if (F == kFastUniformShared || out.xs) {  // the fast kernel always has them staged
+    if (F == kFastUniformShared || (F != kFastUniformGlobal && out.xs)) {
         for (int e = tid; e < out.xs; e += TB) Xs[e] = out.bins.X[e];
         bins.X = Xs;
     }
@@ -207,7 +210,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             mine += (v <= r0) ? 1u : 0u;
             return;
         }
-        if (F == kFastUniformShared) {
+        if (fast_uniform) {
             atomicAdd(mycnt + bins.fix(v, bins.guess(v)), 1u);
             return;
         }
@@ -459,6 +462,7 @@ void with_fast(int fast, G &&g) {
     if constexpr (D == 3 && std::is_same<M, metric::SqEuclidean<typename M::in_t>>::value) {
         if (fast == kFastOneRadius) return g(std::integral_constant<int, kFastOneRadius>{});
         if (fast == kFastUniformShared) return g(std::integral_constant<int, kFastUniformShared>{});
+        if (fast == kFastUniformGlobal) return g(std::integral_constant<int, kFastUniformGlobal>{});
     }
     g(std::integral_constant<int, kFastNone>{});
 }
@@ -519,7 +523,8 @@ int fast_of(const Problem &pb, int copies) {
         (pb.pw.metric != APAIRS_METRIC_L2 && pb.pw.metric != APAIRS_METRIC_SQEUCLIDEAN))
         return kFastNone;
     if (mode_of(pb) == kOneRadius) return kFastOneRadius;
-    return mode_of(pb) == kUniform && copies > 0 && staged_edges(pb) > 0 ? kFastUniformShared : kFastNone;
+    if (mode_of(pb) != kUniform || copies == 0) return kFastNone;
+    return staged_edges(pb) > 0 ? kFastUniformShared : kFastUniformGlobal;
 }
 
 }  // namespace
