@@ -24,10 +24,13 @@
 //   getrf, n <= 32: warp-group, G = 16 or 32 lanes per element (C = 16, 24 or 32
 //     columns), lane r holding input row r in registers for good and its current position
 //     (rows swap by exchanging positions). Each warp stages its own elements by cp.async
-//     (no block barriers), a thread per memory column walking its rows (every load in
+//     (but SoA C = 32), a thread per memory column walking its rows (every load in
 //     flight at once, no registers held): AoS its 32 / G elements, a row of an element
-//     per load; SoA a group of consecutive elements whose entries are runs of 32 bytes
-//     (C = 16: 4 f64, 8 f32), 16 (C = 24) or 8 (C = 32), factored 32 / G at a time.
+//     per load; SoA C = 16, 24 a group of consecutive elements whose entries are runs of
+//     16 bytes (2 f64, 4 f32), factored 32 / G at a time, C = 16 double-buffered (the
+//     next group's copies in flight while this one is factored); SoA C = 32 one element
+//     per warp, staged by the whole block (runs of 8 elements, a barrier each way; f32
+//     double-buffered, the next round's copies in flight).
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -79,6 +82,13 @@ constexpr int kThreadMaxN = 8;
     __maxnreg__((sizeof(T) == 8 && (N) > 5) ? 200 : (sizeof(T) == 4 && (N) <= 2) ? 40 : 128)
 #else
 #define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 5) ? 256 : 512))
+#endif
+// Register budget of the warp-group getrf: SoA f64 C = 16 under 80 (24 warps an SM rather
+// than 20 at 88; its shared memory holds 24); the rest 128.
+#if CUDART_VERSION >= 12040
+#define LU_WARP_MAXNREG(T, C, SOA) __maxnreg__((SOA) && sizeof(T) == 8 && (C) == 16 ? 80 : 128)
+#else
+#define LU_WARP_MAXNREG(T, C, SOA) __launch_bounds__(512)
 #endif
 constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 __host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
@@ -177,12 +187,13 @@ struct All {
 
 // The pivots of `ept` elements between global (1-based) and shared (0-based,
 // sh[q * ps + i]), in memory order.
-__device__ __forceinline__ void store_pivots(const Piv &pv, int n, int64_t e0, int64_t batch, const int *sh, int ps,
+template <class P>
+__device__ __forceinline__ void store_pivots(const Piv &pv, int n, int64_t e0, int64_t batch, const P *sh, int ps,
                                              int tid, int tt, int ept) {
     for (int x = tid; x < ept * n; x += tt) {
         const int q = pv.soa ? x % ept : x / n, i = pv.soa ? x / ept : x % n;
         const int64_t e = e0 + q;
-        if (e < batch) pv.p[pv.soa ? i * pv.stride + e : e * n + i] = sh[q * ps + i] + 1;
+        if (e < batch) pv.p[pv.soa ? i * pv.stride + e : e * n + i] = int(sh[q * ps + i]) + 1;
     }
 }
 
@@ -425,35 +436,59 @@ template <class T, int C>
 constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
-// once: AoS its 32 / G (G = 16 lanes an element at C = 16, else 32), SoA a group of
-// consecutive elements whose entries are runs of 32 bytes (C = 16), 16 (C = 24) or 8
-// (C = 32): as many as the shared memory of the warps that the registers allow holds
-// (f64 C = 32: one element, 16 warps an SM; f32: two, 21 warps).
+// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 16, 24: a
+// group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4),
+// C = 16 double-buffered (the next group's copies in flight while this one is factored;
+// two groups take the shared memory of one group of 32-byte runs); SoA C = 32: one
+// element per warp, staged by the whole block (runs of 8 warps' elements per load, one
+// barrier before and one after the factorisation; f32 double-buffered, f64's second
+// buffer would not fit 16 warps): per-warp groups of 32-byte runs do not fit (f64:
+// 37 KB a warp), and 8-byte runs read each sector four times.
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
-    return !soa ? (c <= 16 ? 2 : 1) : (c <= 16 ? 32 : c <= 24 ? 16 : 8) / type_bytes;
+    return !soa ? (c <= 16 ? 2 : 1) : c <= 24 ? 16 / type_bytes : 1;
 }
+// Warps per block of the SoA C = 32 kernel (staged by the block).
+constexpr int kBlockStagedWarps = 8;
 
 template <class T, int C, bool SOA>
 struct WarpShape {
     static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
-    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements staged, EPT at a time
-    static_assert(NS % EPT == 0 && (SOA || NS == EPT), "whole rounds of EPT elements");
+    static constexpr bool BS = SOA && C == 32;  // staged by the block
+    // Staging buffers: SoA C = 16 and f32 C = 32 double-buffered (f64 C = 32's would not fit).
+    static constexpr int NB = (SOA && C == 16) || (BS && sizeof(T) == 4) ? 2 : 1;
+    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements a buffer, EPT at a time
+    static_assert(NS % EPT == 0 && (SOA || NS == EPT) && (!BS || NS == 1), "whole rounds of EPT elements");
     // Rows C + W apart, so that a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
-    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32); SoA f32 C = 16
-    // rows C apart (its 8 slots in fewer bytes, 25 warps an SM rather than 20; the row
-    // reads are once an element). SoA groups: slots 32 / NS entries more than a matrix
-    // apart, so that a staging load's NS elements x 32 / NS columns spread over the banks
-    // (as few wavefronts as its bytes take).
-    static constexpr int LD = SOA && C == 16 && sizeof(T) == 4 ? C : C + W;
-    static constexpr int MS = C * LD + (SOA && NS > 1 ? 32 / NS : 0);
+    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32). SoA C = 16: rows C
+    // apart, f32 as they are (its slots in fewer bytes; the row reads are once an
+    // element), f64 with their 16-byte pieces swizzled (piece p of row i at p ^ (i % 8)),
+    // so that 8 lanes' reads of a piece of 8 rows still hit 8 distinct groups of banks, in
+    // 1 KB less a warp (24 warps an SM rather than 22). SoA f32 groups: slots 8 entries
+    // more than a matrix apart, so that a staging load's 4 elements x 8 columns spread over
+    // the 32 banks (f64: 2 elements x 16 columns take two wavefronts, as their bytes do,
+    // with no padding).
+    static constexpr bool SW = SOA && C == 16 && sizeof(T) == 8;
+    static constexpr int LD = SOA && C == 16 ? C : C + W;
+    // Logical (row, col) of a slot.
+    __host__ __device__ static constexpr int at(int row, int col) {
+        return SW ? row * LD + ((col / W) ^ (row % 8)) * W + col % W : row * LD + col;
+    }
+    static constexpr int MS = C * LD + (SOA && NS > 1 && sizeof(T) == 4 ? 32 / NS : 0);
     // The warp's region: two pivot-row buffers per element in flight (the columns
     // alternate between them, so that one __syncwarp per column orders writer and
-    // readers), NS matrix slots of MS entries, NS x C pivots.
+    // readers), NB x NS matrix slots of MS entries, NS x C pivots (bytes: f32 C = 16
+    // then fits 26 warps an SM, not 24). Block-staged: regions
+    // sizeof(T) words past a multiple of 32 banks, so that a staging load's 8 elements x 4
+    // columns (row-major) take as few wavefronts as its bytes.
     static constexpr int RB = C, BUFS = EPT * 2 * RB;
-    static constexpr int64_t TEAM_BYTES = round16(int64_t(BUFS + NS * MS) * int64_t(sizeof(T)) + int64_t(NS) * C * 4);
-    static_assert((BUFS * sizeof(T)) % 16 == 0 && (MS * sizeof(T)) % 16 == 0 && (LD * sizeof(T)) % 16 == 0,
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + NB * NS * MS) * int64_t(sizeof(T));
+    static constexpr int64_t BASE_BYTES = round16(PIV_OFF + int64_t(NS) * C);  // pivots: bytes
+    static constexpr int64_t TEAM_BYTES =
+        BS ? BASE_BYTES + 4 * ((int64_t(sizeof(T)) - BASE_BYTES / 4 % 32 + 32) % 32) : BASE_BYTES;
+    static_assert((BUFS * sizeof(T)) % 16 == 0 && (MS * sizeof(T)) % 16 == 0 && (LD * sizeof(T)) % 16 == 0 &&
+                      TEAM_BYTES % 16 == 0,
                   "16-byte row loads");
 };
 
@@ -470,23 +505,12 @@ __device__ __forceinline__ void put_row(T *buf, const T (&a)[C], int from = 0) {
     }
 }
 
-template <class T, int C>
-__device__ __forceinline__ void get_row(const T *buf, T (&a)[C]) {
-    constexpr int W = 16 / sizeof(T);
-#pragma unroll
-    for (int k0 = 0; k0 < C; k0 += W) {
-        const Pack<T> t = reinterpret_cast<const Pack<T> *>(buf)[k0 / W];
-#pragma unroll
-        for (int w = 0; w < W; ++w) a[k0 + w] = t.v[w];
-    }
-}
-
 // The warp kernel's staging, LOAD global -> shared by cp.async, else back: memory
 // column c (rows 0 .. n - 1 of the memory grid) of staged element q, global g + i gstep
-// <-> shared q MS + c sc + i sstep. AoS: lane = (q, c), G lanes an element, a row of an
-// element per warp load. SoA: lane = (c, q), q fastest, memory columns c, c + 32 / NS, ...:
-// each load is 32 / NS runs of NS consecutive elements' entry (whole sectors at NS x
-// sizeof(T) = 32).
+// <-> shared q MS + c sc + i sstep (SW: the swizzled place of that entry). AoS: lane =
+// (q, c), G lanes an element, a row of an element per warp load. SoA: lane = (c, q), q
+// fastest, memory columns c, c + 32 / NS, ...: each load is 32 / NS runs of NS
+// consecutive elements' entry (16 bytes: a sector's half).
 template <class T, int C, bool SOA, bool LOAD>
 __device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *slots, int lane) {
     using S = WarpShape<T, C, SOA>;
@@ -501,12 +525,73 @@ __device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, i
         int s = q * S::MS + c * sc;
 #pragma unroll 4
         for (int i = 0; i < n; ++i, gp += gstep, s += sstep) {
+            const int si = S::SW ? q * S::MS + (m.row_major ? S::at(i, c) : S::at(c, i)) : s;
             if (LOAD)
-                copy_async(slots + s, gp);
+                copy_async(slots + si, gp);
             else
-                *gp = slots[s];
+                *gp = slots[si];
         }
     }
+}
+
+// Row `row` of a staged slot to and from registers, 16 bytes at a time.
+template <class S, class T, int C>
+__device__ __forceinline__ void get_slot_row(const T *mat, int row, T (&a)[C]) {
+    constexpr int W = 16 / sizeof(T);
+#pragma unroll
+    for (int k0 = 0; k0 < C; k0 += W) {
+        const Pack<T> t = *reinterpret_cast<const Pack<T> *>(mat + S::at(row, k0));
+#pragma unroll
+        for (int w = 0; w < W; ++w) a[k0 + w] = t.v[w];
+    }
+}
+
+template <class S, class T, int C>
+__device__ __forceinline__ void put_slot_row(T *mat, int row, const T (&a)[C]) {
+    constexpr int W = 16 / sizeof(T);
+#pragma unroll
+    for (int k0 = 0; k0 < C; k0 += W) {
+        Pack<T> t;
+#pragma unroll
+        for (int w = 0; w < W; ++w) t.v[w] = a[k0 + w];
+        *reinterpret_cast<Pack<T> *>(mat + S::at(row, k0)) = t;
+    }
+}
+
+// The SoA C = 32 kernel's staging by the block (one element per warp, warp w's element
+// eb + w in its region's slot), LOAD global -> shared by cp.async, else back: thread =
+// (c, q), q fastest over the block's elements, memory column c (rows 0 .. n - 1), so
+// that each load is 32 / tept columns of tept consecutive elements' entry. Then the
+// pivots, in memory order.
+template <class T, int C, bool LOAD>
+__device__ __forceinline__ void block_stage(const Mat<T> &m, const Piv &pv, int n, int64_t eb, int64_t batch,
+                                            unsigned char *smem, int tid, int tt, int tept, int buffer) {
+    using S = WarpShape<T, C, true>;
+    static_assert(S::BS && S::NS == 1 && S::EPT == 1, "one element per warp");
+    if (const int q = tid % tept; eb + q < batch) {
+        const int64_t e = eb + q;
+        T *const slot = reinterpret_cast<T *>(smem + int64_t(q) * S::TEAM_BYTES) + S::BUFS + buffer * S::MS;
+        const int64_t gstep = m.ld * m.stride;
+        const int sstep = m.row_major ? S::LD : 1, sc = m.row_major ? 1 : S::LD;
+        for (int c = tid / tept; c < n; c += tt / tept) {
+            T *gp = m.p + (int64_t(c) * m.stride + e);
+            int s = c * sc;
+#pragma unroll 4
+            for (int i = 0; i < n; ++i, gp += gstep, s += sstep) {
+                if (LOAD)
+                    copy_async(slot + s, gp);
+                else
+                    *gp = slot[s];
+            }
+        }
+    }
+    if (!LOAD)
+        for (int x = tid; x < tept * n; x += tt) {
+            const int q = pv.soa ? x % tept : x / n, i = pv.soa ? x / tept : x % n;
+            const int64_t e = eb + q;
+            const unsigned char *const ps = smem + int64_t(q) * S::TEAM_BYTES + S::PIV_OFF;
+            if (e < batch) pv.p[pv.soa ? i * pv.stride + e : e * n + i] = int(ps[i]) + 1;
+        }
 }
 
 // Rows are never moved between lanes: lane r keeps row r of the input and `pos`, the
@@ -516,36 +601,69 @@ __device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, i
 // position j takes the pivot's old one. The pivot value and the next column's entry of
 // the pivot row come by shuffles; the rest of the pivot row from its lane through a
 // shared buffer (16-byte loads). Each warp stages its NS elements by cp.async (every load
-// in flight at once) and factors them EPT at a time; no block barriers.
+// in flight at once; SoA C = 16: the next group's while this one is factored; SoA C =
+// 32: the block stages, one barrier each way, f32 the next round's while this one is
+// factored) and factors them EPT at a time.
 template <class T, int C, bool SOA>
-__global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
+__global__ void LU_WARP_MAXNREG(T, C, SOA) getrf_warp_kernel(const GetrfArgs<T> g) {
     using Shape = WarpShape<T, C, SOA>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, LD = Shape::LD, NS = Shape::NS, MS = Shape::MS,
-                  RB = Shape::RB;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, NS = Shape::NS, MS = Shape::MS,
+                  RB = Shape::RB, NB = Shape::NB;
+    constexpr bool BS = Shape::BS;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n;
-    const int64_t per_block = int64_t(teams) * NS;
+    const int64_t per_block = int64_t(teams) * NS, step = int64_t(gridDim.x) * per_block;
     unsigned char *const region = lu_smem + team * Shape::TEAM_BYTES;
     T *const buf = reinterpret_cast<T *>(region) + q * 2 * RB;  // this lane's element's row buffers
     T *const slots = reinterpret_cast<T *>(region) + Shape::BUFS;
-    int *const pivsh = reinterpret_cast<int *>(region + int64_t(Shape::BUFS + NS * MS) * int64_t(sizeof(T)));
+    unsigned char *const pivsh = region + Shape::PIV_OFF;
+    int cb = 0;  // the staging buffer of this round (NB = 2)
+    const int tid = int(threadIdx.x), tt = int(blockDim.x);
+    if constexpr (NB == 2) {
+        const int64_t eb = int64_t(blockIdx.x) * per_block;
+        if constexpr (BS)
+            block_stage<T, C, true>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, 0);
+        else if (eb < g.batch)
+            warp_stage<T, C, SOA, true>(g.a, n, eb + int64_t(team) * NS, g.batch, slots, lane);
+    }
 
-    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * NS;
-        warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, slots, lane);
-        copy_async_wait();
-        __syncwarp();
+        T *const cur = slots + cb * (NS * MS);
+        if constexpr (BS && NB == 2) {
+            // As below, for the block: every thread's previous copy back finished before
+            // this barrier.
+            copy_async_wait();
+            __syncthreads();
+            block_stage<T, C, true>(g.a, g.piv, n, eb + step, g.batch, lu_smem, tid, tt, teams, cb ^ 1);
+        } else if constexpr (BS) {
+            block_stage<T, C, true>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, 0);
+            copy_async_wait();
+            __syncthreads();
+        } else if constexpr (NB == 2) {
+            // This group's copies (issued a round ago) landed; the next group's go to the
+            // other buffer, whose last reader, the previous copy back, finished before the
+            // previous round's closing __syncwarp.
+            copy_async_wait();
+            __syncwarp();
+            if (eb + step < g.batch)
+                warp_stage<T, C, SOA, true>(g.a, n, e0 + step, g.batch, slots + (cb ^ 1) * (NS * MS), lane);
+        } else {
+            warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, cur, lane);
+            copy_async_wait();
+            __syncwarp();
+        }
 #pragma unroll 1
         for (int k = 0; k < NS; k += EPT) {
             if (NS > EPT && e0 + k >= g.batch) break;  // uniform over the warp
             const int qs = k + q;          // this lane's element among the staged
             const int64_t e = e0 + qs;
-            T *const mat = slots + qs * MS;
+            T *const mat = cur + qs * MS;
             const bool row_ok = e < g.batch && r < n;
             T a[C];
             if (row_ok) {
-                get_row(mat + r * LD, a);
+                get_slot_row<Shape>(mat, r, a);
 #pragma unroll
                 for (int kk = 0; kk < C; ++kk)
                     if (kk >= n) a[kk] = T(0);  // never staged
@@ -588,15 +706,22 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
             }
             // The slot was last read before the first column's __syncwarp: the rows land
             // at their final positions.
-            if (row_ok) put_row(mat + pos * LD, a);
+            if (row_ok) put_slot_row<Shape>(mat, pos, a);
             if (r == 0 && e < g.batch) g.info[e] = info;
             // Before the copy back, and before the next round's first pivot row goes to a
             // buffer this round's last columns read.
             __syncwarp();
         }
-        warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, slots, lane);
-        store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
-        __syncwarp();  // the next group's copies land where this one's were read
+        if constexpr (BS) {
+            __syncthreads();
+            block_stage<T, C, false>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, cb);
+            if (NB == 1) __syncthreads();  // the next round's copies land where this one's were read
+        } else {
+            warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, cur, lane);
+            store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
+            __syncwarp();  // the next copies land where this one's were read
+        }
+        cb ^= NB - 1;
     }
 }
 
@@ -833,8 +958,11 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
                             "cp.async through shared memory ({}), the pivot found by warp reductions and the pivot row "
                             "shared through shared memory",
                             n, k.group,
-                            soa ? fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements)
-                                : "by each warp");
+                            !soa ? "by each warp"
+                            : warp_columns(n) == 32
+                                ? fmt::format("by the whole block, {} warps' elements per load", kBlockStagedWarps)
+                                : fmt::format("by each warp, groups of {} consecutive elements{}", k.unit_elements,
+                                              warp_columns(n) == 16 ? ", the next group's in flight" : ""));
     } else {
         const int S = n <= 64 ? 128 : 256;
         k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)
@@ -979,12 +1107,15 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 }  // namespace
 
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
-    // SoA under the warp-group kernel: a 32-byte sector's elements in warps of one block
-    // (C = 24, 32: groups of 16 or 8 bytes), so that the sector's other parts are read
-    // through the same L1 at about the same time.
+    // SoA under the warp-group kernel: C = 16, 24 (groups of 16 bytes) a 32-byte
+    // sector's elements in warps of one block, so that the sector's other half is read
+    // through the same L1 at about the same time; C = 32 (staged by the block) blocks of
+    // kBlockStagedWarps warps, whose loads are runs of 8 elements.
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
-    const int units_min = k.model == Model::WarpGroup && pb.a.soa ? std::max(1, 32 / (int(k.unit_elements) * tb)) : 1;
+    const int units_min = k.model != Model::WarpGroup || !pb.a.soa ? 1
+                          : warp_columns(int(pb.n)) == 32     ? kBlockStagedWarps
+                                                                : std::max(1, 32 / (int(k.unit_elements) * tb));
     return plan_kernel(k, pb.batch, device, occupancy_target, units_min, fmt::format("batched getrf n={}", pb.n));
 }
 
