@@ -8,7 +8,9 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
+//     of EW elements 32 apart in registers (RT x EW = 8; f32 rows of 1 where 8 would not
+//     fill the device and 2 would: EW = 2, one grid-stride round and a half, not 3.1
+//     with a tenth of the threads in the last: dot n = 160). Few elements: EW = 1, and W
 //     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
 //     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
@@ -708,9 +710,11 @@ const void *soa_split_kernel(int rt) {
     }
 }
 
-// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1.
+// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1; f32 RT = 1: or 2.
 template <class T>
 const void *soa_kernel(int rt, int ew) {
+    if constexpr (sizeof(T) == 4)
+        if (rt == 1 && ew == 2) return reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 2>);
     auto pick = [&](auto rt_c) -> const void * {
         constexpr int RT = decltype(rt_c)::value;
         return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 1>)
@@ -799,6 +803,10 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
         int ew = 8 / rt, w = 1;
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
+        // f32 rows of 1 (dot) that 2 elements per thread still fill: twice the bytes in
+        // flight, half the grid-stride rounds (dot n = 160 B = 838860: 1.55 rounds, was
+        // 3.1, its last a tenth of the threads; the shape of f64 n = 160, 98 %).
+        if (sizeof(T) == 4 && rt == 1 && ew == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 2;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
         if (ew == 1) {
