@@ -8,7 +8,9 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8). Few elements: EW = 1, and W
+//     of EW elements 32 apart in registers (RT x EW = 8; f32 rows of 1 where 8 would not
+//     fill the device and 2 would: EW = 2, one grid-stride round and a half, not 3.1
+//     with a tenth of the threads in the last: dot n = 160). Few elements: EW = 1, and W
 //     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
 //     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
@@ -21,7 +23,8 @@
 //     every load of A and x issued before the first sum (U x K 16-byte chunks per lane):
 //     a warp's loads cover consecutive rows of consecutive elements, whole sectors, with
 //     no per-element setup. Rows of 2 floats go two to a lane. 4 rows per lane: x loaded
-//     once per element among them, the sums of >= 4 lanes reduced together.
+//     once per element among them, the sums of >= 4 lanes reduced together (not f64
+//     dot: a tree per row there).
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -456,8 +459,9 @@ __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Ve
 
 // XG > 1 (RC = 1): the slots u of a lane come XG to an element (XG = slots per element /
 // (32 / GL), at most U): x loaded once per element, for u a multiple of XG, and used by
-// its XG slots (the same values, the same sums).
-template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1>
+// its XG slots (the same values, the same sums). JOINT: U = 4 slots of GL >= 4 lanes
+// reduced together (else a tree per slot: f64 dot, measured 91.7 -> 84.1 % with it at n = 16).
+template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1, bool JOINT = true>
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
@@ -518,7 +522,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     for (int l = 0; l < V; ++l) xv[u][0][l] = l < COLS && nr > 0 ? __ldg(xp + l) : T(0);
                 }
             }
-            if constexpr (RC == 1 && U == 4) {
+            if constexpr (RC == 1 && U == 4 && JOINT) {
                 if (U <= (1 << lg_gl)) {
                     // U slots of GL >= U lanes: the same xor tree per slot, its levels shared.
                     // Level off = GL / 2 .. GL / U: each lane keeps half its slots (the upper
@@ -600,6 +604,8 @@ __global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
             flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1>(g);
         else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
             flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1>(g);
+        else if (RC == 1 && U == 4 && sizeof(T) == 8 && g.lg_slots == 0)  // f64 dot: 9ebe882's trees
+            flat_body<T, K, U, RC, true, false, 1, !(RC == 1 && U == 4 && sizeof(T) == 8)>(g);
         else
             flat_body<T, K, U, RC, true, false>(g);
     } else if (g.vec)
@@ -704,9 +710,11 @@ const void *soa_split_kernel(int rt) {
     }
 }
 
-// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1.
+// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1; f32 RT = 1: or 2.
 template <class T>
 const void *soa_kernel(int rt, int ew) {
+    if constexpr (sizeof(T) == 4)
+        if (rt == 1 && ew == 2) return reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 2>);
     auto pick = [&](auto rt_c) -> const void * {
         constexpr int RT = decltype(rt_c)::value;
         return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 1>)
@@ -795,6 +803,10 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
         int ew = 8 / rt, w = 1;
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
+        // f32 rows of 1 (dot) that 2 elements per thread still fill: twice the bytes in
+        // flight, half the grid-stride rounds (dot n = 160 B = 838860: 1.55 rounds, was
+        // 3.1, its last a tenth of the threads; the shape of f64 n = 160, 98 %).
+        if (sizeof(T) == 4 && rt == 1 && ew == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 2;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
         if (ew == 1) {
