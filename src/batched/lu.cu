@@ -27,10 +27,10 @@
 //     (but SoA C = 32), a thread per memory column walking its rows (every load in
 //     flight at once, no registers held): AoS its 32 / G elements, a row of an element
 //     per load; SoA C = 16, 24 a group of consecutive elements whose entries are runs of
-//     16 bytes (2 f64, 4 f32), factored 32 / G at a time, C = 16 double-buffered (the
-//     next group's copies in flight while this one is factored); SoA C = 32 one element
-//     per warp, staged by the whole block (runs of 8 elements, a barrier each way; f32
-//     double-buffered, the next round's copies in flight).
+//     32 bytes at C = 16 (4 f64, 8 f32), 16 at C = 24 (2 f64, 4 f32), factored 32 / G at
+//     a time; SoA C = 32 one element per warp, staged by the whole block (runs of 8
+//     elements, a barrier each way; f32 double-buffered, the next round's copies in
+//     flight).
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -82,13 +82,6 @@ constexpr int kThreadMaxN = 8;
     __maxnreg__((sizeof(T) == 8 && (N) > 5) ? 200 : (sizeof(T) == 4 && (N) <= 2) ? 40 : 128)
 #else
 #define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 5) ? 256 : 512))
-#endif
-// Register budget of the warp-group getrf: SoA f64 C = 16 under 80 (24 warps an SM rather
-// than 20 at 88; its shared memory holds 24); the rest 128.
-#if CUDART_VERSION >= 12040
-#define LU_WARP_MAXNREG(T, C, SOA) __maxnreg__((SOA) && sizeof(T) == 8 && (C) == 16 ? 80 : 128)
-#else
-#define LU_WARP_MAXNREG(T, C, SOA) __launch_bounds__(512)
 #endif
 constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 __host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
@@ -436,17 +429,17 @@ template <class T, int C>
 constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
-// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 16, 24: a
-// group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4),
-// C = 16 double-buffered (the next group's copies in flight while this one is factored;
-// two groups take the shared memory of one group of 32-byte runs); SoA C = 32: one
+// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 16: a
+// group of consecutive elements whose entries are runs of 32 bytes (f64: 4, f32: 8),
+// whole sectors (16-byte runs, double-buffered, took twice the time: a sector's halves
+// read by different warps); C = 24: runs of 16 bytes (f64: 2, f32: 4); SoA C = 32: one
 // element per warp, staged by the whole block (runs of 8 warps' elements per load, one
 // barrier before and one after the factorisation; f32 double-buffered, f64's second
 // buffer would not fit 16 warps): per-warp groups of 32-byte runs do not fit (f64:
 // 37 KB a warp), and 8-byte runs read each sector four times.
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
-    return !soa ? (c <= 16 ? 2 : 1) : c <= 24 ? 16 / type_bytes : 1;
+    return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 32 / type_bytes : c <= 24 ? 16 / type_bytes : 1;
 }
 // Warps per block of the SoA C = 32 kernel (staged by the block).
 constexpr int kBlockStagedWarps = 8;
@@ -456,26 +449,20 @@ struct WarpShape {
     static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
     static constexpr bool BS = SOA && C == 32;  // staged by the block
-    // Staging buffers: SoA C = 16 and f32 C = 32 double-buffered (f64 C = 32's would not fit).
-    static constexpr int NB = (SOA && C == 16) || (BS && sizeof(T) == 4) ? 2 : 1;
+    // Staging buffers: SoA f32 C = 32 double-buffered (f64 C = 32's would not fit).
+    static constexpr int NB = BS && sizeof(T) == 4 ? 2 : 1;
     static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements a buffer, EPT at a time
     static_assert(NS % EPT == 0 && (SOA || NS == EPT) && (!BS || NS == 1), "whole rounds of EPT elements");
     // Rows C + W apart, so that a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
-    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32). SoA C = 16: rows C
-    // apart, f32 as they are (its slots in fewer bytes; the row reads are once an
-    // element), f64 with their 16-byte pieces swizzled (piece p of row i at p ^ (i % 8)),
-    // so that 8 lanes' reads of a piece of 8 rows still hit 8 distinct groups of banks, in
-    // 1 KB less a warp (24 warps an SM rather than 22). SoA f32 groups: slots 8 entries
-    // more than a matrix apart, so that a staging load's 4 elements x 8 columns spread over
-    // the 32 banks (f64: 2 elements x 16 columns take two wavefronts, as their bytes do,
-    // with no padding).
-    static constexpr bool SW = SOA && C == 16 && sizeof(T) == 8;
-    static constexpr int LD = SOA && C == 16 ? C : C + W;
-    // Logical (row, col) of a slot.
-    __host__ __device__ static constexpr int at(int row, int col) {
-        return SW ? row * LD + ((col / W) ^ (row % 8)) * W + col % W : row * LD + col;
-    }
-    static constexpr int MS = C * LD + (SOA && NS > 1 && sizeof(T) == 4 ? 32 / NS : 0);
+    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32); SoA f32 C = 16
+    // rows C apart (its slots in fewer bytes; the row reads are once an element). SoA
+    // groups (C = 16, f32 C = 24): slots 32 / NS entries more than a matrix apart, so that
+    // a staging load's NS elements x 32 / NS columns spread over the banks (f64 C = 24: 2
+    // elements x 16 columns take two wavefronts, as their bytes do, with no padding).
+    static constexpr int LD = SOA && C == 16 && sizeof(T) == 4 ? C : C + W;
+    // (row, col) of a slot.
+    __host__ __device__ static constexpr int at(int row, int col) { return row * LD + col; }
+    static constexpr int MS = C * LD + (SOA && NS > 1 && (C == 16 || sizeof(T) == 4) ? 32 / NS : 0);
     // The warp's region: two pivot-row buffers per element in flight (the columns
     // alternate between them, so that one __syncwarp per column orders writer and
     // readers), NB x NS matrix slots of MS entries, NS x C pivots (bytes: f32 C = 16
@@ -507,10 +494,10 @@ __device__ __forceinline__ void put_row(T *buf, const T (&a)[C], int from = 0) {
 
 // The warp kernel's staging, LOAD global -> shared by cp.async, else back: memory
 // column c (rows 0 .. n - 1 of the memory grid) of staged element q, global g + i gstep
-// <-> shared q MS + c sc + i sstep (SW: the swizzled place of that entry). AoS: lane =
-// (q, c), G lanes an element, a row of an element per warp load. SoA: lane = (c, q), q
-// fastest, memory columns c, c + 32 / NS, ...: each load is 32 / NS runs of NS
-// consecutive elements' entry (16 bytes: a sector's half).
+// <-> shared q MS + c sc + i sstep. AoS: lane = (q, c), G lanes an element, a row of an
+// element per warp load. SoA: lane = (c, q), q fastest, memory columns c, c + 32 / NS,
+// ...: each load is 32 / NS runs of NS consecutive elements' entry (C = 16: 32 bytes,
+// whole sectors; C = 24: 16 bytes, a sector's half).
 template <class T, int C, bool SOA, bool LOAD>
 __device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *slots, int lane) {
     using S = WarpShape<T, C, SOA>;
@@ -525,11 +512,10 @@ __device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, i
         int s = q * S::MS + c * sc;
 #pragma unroll 4
         for (int i = 0; i < n; ++i, gp += gstep, s += sstep) {
-            const int si = S::SW ? q * S::MS + (m.row_major ? S::at(i, c) : S::at(c, i)) : s;
             if (LOAD)
-                copy_async(slots + si, gp);
+                copy_async(slots + s, gp);
             else
-                *gp = slots[si];
+                *gp = slots[s];
         }
     }
 }
@@ -601,11 +587,10 @@ __device__ __forceinline__ void block_stage(const Mat<T> &m, const Piv &pv, int 
 // position j takes the pivot's old one. The pivot value and the next column's entry of
 // the pivot row come by shuffles; the rest of the pivot row from its lane through a
 // shared buffer (16-byte loads). Each warp stages its NS elements by cp.async (every load
-// in flight at once; SoA C = 16: the next group's while this one is factored; SoA C =
-// 32: the block stages, one barrier each way, f32 the next round's while this one is
-// factored) and factors them EPT at a time.
+// in flight at once; SoA C = 32: the block stages, one barrier each way, f32 the next
+// round's while this one is factored) and factors them EPT at a time.
 template <class T, int C, bool SOA>
-__global__ void LU_WARP_MAXNREG(T, C, SOA) getrf_warp_kernel(const GetrfArgs<T> g) {
+__global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     using Shape = WarpShape<T, C, SOA>;
     constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, NS = Shape::NS, MS = Shape::MS,
                   RB = Shape::RB, NB = Shape::NB;
@@ -620,13 +605,9 @@ __global__ void LU_WARP_MAXNREG(T, C, SOA) getrf_warp_kernel(const GetrfArgs<T> 
     unsigned char *const pivsh = region + Shape::PIV_OFF;
     int cb = 0;  // the staging buffer of this round (NB = 2)
     const int tid = int(threadIdx.x), tt = int(blockDim.x);
-    if constexpr (NB == 2) {
-        const int64_t eb = int64_t(blockIdx.x) * per_block;
-        if constexpr (BS)
-            block_stage<T, C, true>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, 0);
-        else if (eb < g.batch)
-            warp_stage<T, C, SOA, true>(g.a, n, eb + int64_t(team) * NS, g.batch, slots, lane);
-    }
+    static_assert(NB == 1 || BS, "double-buffered only when staged by the block");
+    if constexpr (NB == 2)
+        block_stage<T, C, true>(g.a, g.piv, n, int64_t(blockIdx.x) * per_block, g.batch, lu_smem, tid, tt, teams, 0);
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * NS;
@@ -641,14 +622,6 @@ __global__ void LU_WARP_MAXNREG(T, C, SOA) getrf_warp_kernel(const GetrfArgs<T> 
             block_stage<T, C, true>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, 0);
             copy_async_wait();
             __syncthreads();
-        } else if constexpr (NB == 2) {
-            // This group's copies (issued a round ago) landed; the next group's go to the
-            // other buffer, whose last reader, the previous copy back, finished before the
-            // previous round's closing __syncwarp.
-            copy_async_wait();
-            __syncwarp();
-            if (eb + step < g.batch)
-                warp_stage<T, C, SOA, true>(g.a, n, e0 + step, g.batch, slots + (cb ^ 1) * (NS * MS), lane);
         } else {
             warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, cur, lane);
             copy_async_wait();
@@ -961,8 +934,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
                             !soa ? "by each warp"
                             : warp_columns(n) == 32
                                 ? fmt::format("by the whole block, {} warps' elements per load", kBlockStagedWarps)
-                                : fmt::format("by each warp, groups of {} consecutive elements{}", k.unit_elements,
-                                              warp_columns(n) == 16 ? ", the next group's in flight" : ""));
+                                : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
     } else {
         const int S = n <= 64 ? 128 : 256;
         k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)
@@ -1107,10 +1079,10 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 }  // namespace
 
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
-    // SoA under the warp-group kernel: C = 16, 24 (groups of 16 bytes) a 32-byte
-    // sector's elements in warps of one block, so that the sector's other half is read
-    // through the same L1 at about the same time; C = 32 (staged by the block) blocks of
-    // kBlockStagedWarps warps, whose loads are runs of 8 elements.
+    // SoA under the warp-group kernel: C = 24 (groups of 16 bytes) a 32-byte sector's
+    // elements in warps of one block, so that the sector's other half is read through the
+    // same L1 at about the same time (C = 16: whole sectors a warp); C = 32 (staged by
+    // the block) blocks of kBlockStagedWarps warps, whose loads are runs of 8 elements.
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
     const int units_min = k.model != Model::WarpGroup || !pb.a.soa ? 1
