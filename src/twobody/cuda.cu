@@ -340,6 +340,18 @@ __device__ __forceinline__ V far_value() {
     else return V(0x7fffffff);
 }
 
+// The largest s whose square root (rounded, as L2's) is <= r: a sum of squares above it
+// is farther than r. +inf for r NaN (a list not yet full) or +inf.
+template <class V>
+__device__ V sqrt_at_most(V r) {
+    const V inf = V(__int_as_float(0x7f800000));
+    if (!(r < inf)) return inf;
+    V s = r * r;  // within an ulp or two of the answer
+    while (s > V(0) && metric::sqrtv(s) > r) s = nextafter(s, V(0));
+    while (s < inf && metric::sqrtv(nextafter(s, inf)) <= r) s = nextafter(s, inf);
+    return s;
+}
+
 template <class M, int D, int K>
 __global__ void __launch_bounds__(KT)
 knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const typename M::in_t *__restrict__ B,
@@ -365,6 +377,11 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
         int64_t li[K];
 #pragma unroll
         for (int q = 0; q < K; ++q) ld[q] = far_value<V>(), li[q] = INT64_MAX;
+        // L2: a pair whose sum of squares exceeds `reject` is farther than the list's last
+        // entry, so it is dropped before the square root (the same lists, fewer roots).
+        constexpr bool kL2 = std::is_same<M, metric::L2<T>>::value;
+        V reject{};
+        if constexpr (kL2) reject = sqrt_at_most(ld[K - 1]);
         for (int64_t j0 = 0; j0 < n2; j0 += KT) {
             if constexpr (D > 0) {
                 const int64_t j = j0 + tid;
@@ -377,8 +394,17 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
                 const int64_t j = j0 + jj;
                 if (!has_i || (autopairs && j == i)) continue;
                 V v;
-                if constexpr (D > 0) v = distance<M, false, D>(m, box, ar, Bs + jj, KT, d);
-                else v = distance<M, false, D>(m, box, arow, B + j * ldb, 1, d);
+                if constexpr (kL2) {
+                    const metric::SqEuclidean<T> sq{};
+                    V s2;
+                    if constexpr (D > 0) s2 = distance<metric::SqEuclidean<T>, false, D>(sq, box, ar, Bs + jj, KT, d);
+                    else s2 = distance<metric::SqEuclidean<T>, false, D>(sq, box, arow, B + j * ldb, 1, d);
+                    if (s2 > reject) continue;
+                    v = m.finish(s2);
+                } else {
+                    if constexpr (D > 0) v = distance<M, false, D>(m, box, ar, Bs + jj, KT, d);
+                    else v = distance<M, false, D>(m, box, arow, B + j * ldb, 1, d);
+                }
                 if (!nearer(v, j, ld[K - 1], li[K - 1])) continue;
                 if constexpr (K <= 32) {
                     // Unrolled: the list stays in registers.
@@ -400,6 +426,7 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
                     }
                     ld[q] = v, li[q] = j;
                 }
+                if constexpr (kL2) reject = sqrt_at_most(ld[K - 1]);
             }
             __syncthreads();
         }

@@ -194,6 +194,9 @@ TEST_CASE("two-body CUDA: pair counts (one radius in a register, several in shar
 
 TEST_CASE("two-body CUDA: kNN lists in registers and in local memory equal the host", "[cuda][twobody]") {
     std::mt19937_64 rng(13);
+    // L1, and L2 (on CUDA pairs beyond the list's last distance are dropped by their sum of
+    // squares before the square root).
+    for (int32_t metric : {APAIRS_METRIC_L1, APAIRS_METRIC_L2})
     for (int64_t d : {int64_t(3), int64_t(7)}) {
         const std::vector<float> A = points(300, d, rng), B = points(700, d, rng);
         for (int64_t k : {int64_t(1), int64_t(16), int64_t(20), int64_t(100)}) {
@@ -205,14 +208,14 @@ TEST_CASE("two-body CUDA: kNN lists in registers and in local memory equal the h
                     Ctx ctx(APAIRS_BACKEND_HOST);
                     Plan p;
                     ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
-                                              APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
+                                              metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
                     ok(apairs_plan_execute_knn(p.h, A.data(), B.data(), hi.data(), hd.data()));
                 }
                 {
                     Ctx ctx(APAIRS_BACKEND_CUDA);
                     Plan p;
                     ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
-                                              APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
+                                              metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
                     Dev<float> dA(A), dB(B);
                     Dev<int64_t> di(ci);
                     Dev<float> dd(cd);
@@ -220,7 +223,7 @@ TEST_CASE("two-body CUDA: kNN lists in registers and in local memory equal the h
                     cuda_ok(cudaDeviceSynchronize());
                     ci = di.get(), cd = dd.get();
                 }
-                INFO("d = " << d << ", k = " << k << (autopairs ? ", AUTO" : ", CROSS"));
+                INFO("metric " << metric << ", d = " << d << ", k = " << k << (autopairs ? ", AUTO" : ", CROSS"));
                 CHECK(ci == hi);
                 CHECK(cd == hd);
             }
