@@ -53,6 +53,8 @@
 //     as potrf's thread kernel (two slots, cp.async).
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
 //     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
+//     SoA operands (either) staged by the whole block, as potrf's warp kernels, and
+//     planned the same way (plan_warp_soa: runs of 64 bytes an entry).
 //     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
 //     element) where the others divide: other bits, the same backward stability.
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
@@ -304,11 +306,14 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
 // above measured 0.320): each warp walks its 32 elements' n x n fast grids in memory
 // order (lanes on consecutive entries: two whole lines per load), the stored triangle's
 // entries loaded CH at a time into registers and then into shared memory, one slot, and
-// copied out by the same walk. No map.
+// copied out by the same walk. No map. (Run 16 had CH = 8 at every n.)
 
 template <class T, int N>
 __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
+    // Loads in flight a lane: the walk is N * N positions a lane, CH at a time, each
+    // batch a round trip (8 at n = 8 with CH = 8): 16 from n = 6 on.
+    constexpr int CH = N >= 6 ? 16 : 8;
     constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
@@ -319,7 +324,7 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT;
-        load_tri<8>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+        load_tri<CH>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
         __syncwarp();
 
         const int64_t e = e0 + lane;
