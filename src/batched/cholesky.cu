@@ -1246,9 +1246,9 @@ namespace {
 // the block's warps x EPT consecutive elements. The occupancy estimator's smallest pick
 // (often one or two warps) makes those runs 8 to 32 bytes, a fraction of the 64-byte
 // DRAM access; the H100 rows follow the run: 8 bytes 39-40 % of the bound, 16 bytes
-// 55-61 %, 32 bytes 88 %, 64 bytes 102 %. So the block grows, in powers of two, to runs
-// of at least 64 bytes where that keeps the occupancy of the smallest pick; else to
-// the largest block below that which keeps it; else (none) to 64 bytes anyway.
+// 55-61 %, 32 bytes 88 %, 64 bytes 102 %. So the plan raises the block, in powers of
+// two, towards runs of 64 bytes: the largest such block that keeps the occupancy of the
+// smallest pick (never below it, nor below a target the caller set), and says so.
 CudaConfig plan_warp_soa(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int64_t es,
                          const std::string &what) {
     constexpr int64_t kRun = 64;
@@ -1260,9 +1260,17 @@ CudaConfig plan_warp_soa(const KernelSpec &k, int64_t batch, int device, double 
     while (top < 32 && run * top < kRun) top *= 2;
     for (int u = top; u > base_units && u >= 2; u /= 2) {
         CudaConfig c = plan_kernel(k, batch, device, occupancy_target, u, what);
-        if (c.choice.chosen.occupancy >= base.choice.chosen.occupancy - 1e-9) return c;
+        if (c.block_threads > base.block_threads &&
+            c.choice.chosen.occupancy >= base.choice.chosen.occupancy - 1e-9) {
+            c.why_model += fmt::format("; raised from {} to {} threads so that each SoA entry's loads and stores "
+                                       "span {} consecutive bytes ({}% occupancy, as at {} threads)",
+                                       base.block_threads, c.block_threads,
+                                       run * (c.block_threads / k.unit_threads),
+                                       int(100 * c.choice.chosen.occupancy + 0.5), base.block_threads);
+            return c;
+        }
     }
-    return plan_kernel(k, batch, device, occupancy_target, top, what);
+    return base;
 }
 
 }  // namespace
