@@ -287,14 +287,33 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         __syncwarp();
 
         const T *const src = sh + slot * SLOT;
-        warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
-            const int2 m = map[t];
-            const int f = failsh[q];
-            if (e0 + q >= g.batch || (f > 0 && map_col(m) >= f - 1)) return false;
-            go = tri_at(g.a, m.x, e0 + q);
-            so = q * ES + map_sh(m);
-            return true;
-        });
+        if (g.a.soa || N < 3) {
+            warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+                const int2 m = map[t];
+                const int f = failsh[q];
+                if (e0 + q >= g.batch || (f > 0 && map_col(m) >= f - 1)) return false;
+                go = tri_at(g.a, m.x, e0 + q);
+                so = q * ES + map_sh(m);
+                return true;
+            });
+        } else {
+            // AoS: the copy-out walks the n x n fast grids in memory order (each store a
+            // run of 32 grid positions, the other triangle's lanes idle) as the
+            // synchronous kernel does, rather than the triangle's entries back to back:
+            // the AoS rows were 56-64 % of the bound with the packed order's stores and
+            // 83 % (f64 n = 4) with the grid order's, while potrs, reading the same
+            // packed order, is at 84-93 %. The shared layout is the same (packed
+            // tri_off(i) + j per element).
+            team_store(g.a.p, src, false, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
+                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                const int64_t ee = e0 + q;
+                const int f = failsh[q];
+                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                go = tri_offset(g.a, rr, c, ee);
+                so = q * ES + tri_off(i) + j;
+                return true;
+            });
+        }
         __syncwarp();
         slot ^= 1;
     }
