@@ -665,6 +665,20 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     if (map_col(m) < lim)
                         g.a.p[int64_t(uint32_t(m.x)) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
                 }
+        } else if constexpr (sizeof(T) == 4 && C == 16) {
+            // f32 n = 9 .. 16 AoS: the copy-out in the fast grids' memory order, as the
+            // thread kernel's AoS copy-out (see there).
+            __syncwarp();
+            const T *const src = sh + 2 * C + slot * TRI;
+            team_store(g.a.p, src, false, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
+                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                const int64_t ee = e0 + qq;
+                const int f = failsh[qq];
+                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                go = tri_offset(g.a, rr, c, ee);
+                so = qq * ES + tri_off(i) + j;
+                return true;
+            });
         } else {
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
