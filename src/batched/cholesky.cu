@@ -27,9 +27,10 @@
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
 //     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
 //     loads are in flight while these compute. AoS f64 n = 3 .. 8 takes the synchronous
-//     staging instead (the n x n grids walked in memory order, 8 loads a lane in flight,
-//     one slot): measured 83 % / 70 % of the bound at n = 4 / 8 where the cp.async kernel
-//     gave 56 % / 68 %.
+//     staging instead (the n x n grids walked in memory order, 8 (n < 6) or 16 loads a
+//     lane in flight, one slot): measured 83 % / 70 % of the bound at n = 4 / 8 (with 8)
+//     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
+//     (n >= 3) walks the grids in memory order too.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -1160,7 +1161,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.name = fmt::format("potrf_thread<{}, n={}, synchronous staging>", tname(pb.dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' fast grids in memory order through "
-                            "shared memory (8 loads in flight a lane)",
+                            "shared memory (8 or 16 loads in flight a lane)",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kThreadMaxN && fits) {
         k = f64 ? thread_for<double, MakePotrf>(n) : thread_for<float, MakePotrf>(n);
