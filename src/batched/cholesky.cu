@@ -26,7 +26,11 @@
 //   potrf, n <= 8: thread-per-element (G = 1). n is a template parameter: the packed
 //     triangle (n (n + 1) / 2 values) lives in registers, fully unrolled, left-looking.
 //     Each warp stages its 32 elements by cp.async into two slots: the next 32 elements'
-//     loads are in flight while these compute.
+//     loads are in flight while these compute. AoS f64 n = 3 .. 8 takes the synchronous
+//     staging instead (the n x n grids walked in memory order, 8 (n < 6) or 16 loads a
+//     lane in flight, one slot): measured 83 % / 70 % of the bound at n = 4 / 8 (with 8)
+//     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
+//     (n >= 3) walks the grids in memory order too.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -39,7 +43,7 @@
 //     per element: the next element's loads are in flight while this one computes. SoA
 //     operands are staged and copied out by the whole block (a warp's accesses of an
 //     entry span the block's consecutive elements: whole sectors), with a __syncthreads
-//     before each.
+//     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa).
 //   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
 //     threads per element; the packed triangle and a copy of the current column in
 //     shared memory; right-looking, column j: every thread reads the pivot, the column is
@@ -50,6 +54,8 @@
 //     as potrf's thread kernel (two slots, cp.async).
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
 //     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
+//     SoA operands (either) staged by the whole block, as potrf's warp kernels, and
+//     planned the same way (plan_warp_soa: runs of 64 bytes an entry).
 //     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
 //     element) where the others divide: other bits, the same backward stability.
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
@@ -282,16 +288,108 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         __syncwarp();
 
         const T *const src = sh + slot * SLOT;
-        warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
-            const int2 m = map[t];
+        if (g.a.soa || N < 3) {
+            warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+                const int2 m = map[t];
+                const int f = failsh[q];
+                if (e0 + q >= g.batch || (f > 0 && map_col(m) >= f - 1)) return false;
+                go = tri_at(g.a, m.x, e0 + q);
+                so = q * ES + map_sh(m);
+                return true;
+            });
+        } else {
+            // AoS: the copy-out walks the n x n fast grids in memory order (each store a
+            // run of 32 grid positions, the other triangle's lanes idle) as the
+            // synchronous kernel does, rather than the triangle's entries back to back:
+            // the AoS rows were 56-64 % of the bound with the packed order's stores and
+            // 83 % (f64 n = 4) with the grid order's, while potrs, reading the same
+            // packed order, is at 84-93 %. The shared layout is the same (packed
+            // tri_off(i) + j per element).
+            team_store(g.a.p, src, false, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
+                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                const int64_t ee = e0 + q;
+                const int f = failsh[q];
+                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                go = tri_offset(g.a, rr, c, ee);
+                so = q * ES + tri_off(i) + j;
+                return true;
+            });
+        }
+        __syncwarp();
+        slot ^= 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// potrf, thread-per-element, AoS f64 n = 3 .. 8: the same factorisation with the
+// staging of run 16 (0.215 ms = 83 % at n = 4 on an H100, where the cp.async kernel
+// above measured 0.320): each warp walks its 32 elements' n x n fast grids in memory
+// order (lanes on consecutive entries: two whole lines per load), the stored triangle's
+// entries loaded CH at a time into registers and then into shared memory, one slot, and
+// copied out by the same walk. No map. (Run 16 had CH = 8 at every n.)
+
+template <class T, int N>
+__global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
+    constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
+    // Loads in flight a lane: the walk is N * N positions a lane, CH at a time, each
+    // batch a round trip (8 at n = 8 with CH = 8): 16 from n = 6 on.
+    constexpr int CH = N >= 6 ? 16 : 8;
+    constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
+    unsigned char *region = chol_smem + team * TEAM_BYTES;
+    T *const sh = reinterpret_cast<T *>(region);
+    int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
+    const int64_t per_block = int64_t(teams) * EPT;
+
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
+        const int64_t e0 = eb + int64_t(team) * EPT;
+        load_tri<CH>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+        __syncwarp();
+
+        const int64_t e = e0 + lane;
+        T *const my = sh + lane * ES;
+        T r[NT];
+#pragma unroll
+        for (int x = 0; x < NT; ++x) r[x] = my[x];
+        int fail = 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            if (fail == 0) {
+                T d = r[tri_off(j) + j];
+#pragma unroll
+                for (int l = 0; l < j; ++l) d = fma(-r[tri_off(j) + l], r[tri_off(j) + l], d);
+                if (!(d > T(0))) {
+                    fail = j + 1;
+                } else {
+                    const T ljj = sqrt(d);
+                    r[tri_off(j) + j] = ljj;
+#pragma unroll
+                    for (int i = j + 1; i < N; ++i) {
+                        T t = r[tri_off(i) + j];
+#pragma unroll
+                        for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
+                        r[tri_off(i) + j] = t / ljj;
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int x = 0; x < NT; ++x) my[x] = r[x];
+        failsh[lane] = fail;
+        if (e < g.batch) g.info[e] = fail;
+        __syncwarp();
+
+        team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
+            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+            const int64_t ee = e0 + q;
             const int f = failsh[q];
-            if (e0 + q >= g.batch || (f > 0 && map_col(m) >= f - 1)) return false;
-            go = tri_at(g.a, m.x, e0 + q);
-            so = q * ES + map_sh(m);
+            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+            go = tri_offset(g.a, rr, c, ee);
+            so = q * ES + tri_off(i) + j;
             return true;
         });
         __syncwarp();
-        slot ^= 1;
     }
 }
 
@@ -568,6 +666,20 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     if (map_col(m) < lim)
                         g.a.p[int64_t(uint32_t(m.x)) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
                 }
+        } else if constexpr (sizeof(T) == 4 && C == 16) {
+            // f32 n = 9 .. 16 AoS: the copy-out in the fast grids' memory order, as the
+            // thread kernel's AoS copy-out (see there).
+            __syncwarp();
+            const T *const src = sh + 2 * C + slot * TRI;
+            team_store(g.a.p, src, false, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
+                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                const int64_t ee = e0 + qq;
+                const int f = failsh[qq];
+                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                go = tri_offset(g.a, rr, c, ee);
+                so = qq * ES + tri_off(i) + j;
+                return true;
+            });
         } else {
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
@@ -955,6 +1067,15 @@ KernelSpec potrf_thread() {
 }
 
 template <class T, int N>
+KernelSpec potrf_thread_sync() {
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&potrf_thread_sync_kernel<T, N>);
+    k.unit_shared = round16(int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
+    k.block_shared = 0;
+    return k;
+}
+
+template <class T, int N>
 KernelSpec potrs_thread() {
     KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&potrs_thread_kernel<T, N>);
@@ -980,6 +1101,10 @@ KernelSpec thread_for(int n) {
 template <class T, int N>
 struct MakePotrf {
     static KernelSpec get() { return potrf_thread<T, N>(); }
+};
+template <class T, int N>
+struct MakePotrfSync {
+    static KernelSpec get() { return potrf_thread_sync<T, N>(); }
 };
 template <class T, int N>
 struct MakePotrs {
@@ -1025,7 +1150,20 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     const int64_t es = int64_t(pb.elem_size());
     const bool fits = map_fits(pb.a, n);
     KernelSpec k;
-    if (n <= kThreadMaxN && fits) {
+    if (n <= kThreadMaxN && f64 && !pb.a.soa && n >= 3) {
+        // AoS f64 n = 3 .. 8: the synchronous staging (83 % / 70 % at n = 4 / 8 where the
+        // cp.async kernel measured 56 % / 68 %); 64-bit walks, so no map limit.
+        k = thread_for<double, MakePotrfSync>(n);
+        k.model = Model::ThreadPerElement;
+        k.group = 1;
+        k.unit_threads = 32;
+        k.unit_elements = 32;
+        k.name = fmt::format("potrf_thread<{}, n={}, synchronous staging>", tname(pb.dtype), n);
+        k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
+                            "registers, each warp staging its 32 elements' fast grids in memory order through "
+                            "shared memory (8 or 16 loads in flight a lane)",
+                            n, kThreadMaxN, tri_size(n));
+    } else if (n <= kThreadMaxN && fits) {
         k = f64 ? thread_for<double, MakePotrf>(n) : thread_for<float, MakePotrf>(n);
         k.model = Model::ThreadPerElement;
         k.group = 1;
@@ -1136,9 +1274,47 @@ Tri<T> tri_of(const Matrix &m, bool lower, T *p) {
 
 }  // namespace
 
+namespace {
+
+// The warp kernels stage SoA operands with the whole block: each entry's accesses cover
+// the block's warps x EPT consecutive elements. The occupancy estimator's smallest pick
+// (often one or two warps) makes those runs 8 to 32 bytes, a fraction of the 64-byte
+// DRAM access; the H100 rows follow the run: 8 bytes 39-40 % of the bound, 16 bytes
+// 55-61 %, 32 bytes 88 %, 64 bytes 102 %. So the plan raises the block, in powers of
+// two, towards runs of 64 bytes: the largest such block that keeps the occupancy of the
+// smallest pick (never below it, nor below a target the caller set), and says so.
+CudaConfig plan_warp_soa(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int64_t es,
+                         const std::string &what) {
+    constexpr int64_t kRun = 64;
+    const CudaConfig base = plan_kernel(k, batch, device, occupancy_target, 1, what);
+    const int64_t run = int64_t(k.unit_elements) * es;  // bytes per warp per entry
+    const int base_units = base.block_threads / k.unit_threads;
+    if (run * base_units >= kRun) return base;
+    int top = 1;
+    while (top < 32 && run * top < kRun) top *= 2;
+    for (int u = top; u > base_units && u >= 2; u /= 2) {
+        CudaConfig c = plan_kernel(k, batch, device, occupancy_target, u, what);
+        if (c.block_threads > base.block_threads &&
+            c.choice.chosen.occupancy >= base.choice.chosen.occupancy - 1e-9) {
+            c.why_model += fmt::format("; raised from {} to {} threads so that each SoA entry's loads and stores "
+                                       "span {} consecutive bytes ({}% occupancy, as at {} threads)",
+                                       base.block_threads, c.block_threads,
+                                       run * (c.block_threads / k.unit_threads),
+                                       int(100 * c.choice.chosen.occupancy + 0.5), base.block_threads);
+            return c;
+        }
+    }
+    return base;
+}
+
+}  // namespace
+
 CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target) {
-    return plan_kernel(potrf_kernel_for(pb), pb.batch, device, occupancy_target, 1,
-                       fmt::format("batched potrf n={}", pb.n));
+    const KernelSpec k = potrf_kernel_for(pb);
+    const std::string what = fmt::format("batched potrf n={}", pb.n);
+    if (k.model == Model::WarpGroup && pb.a.soa)
+        return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
 }
 
 void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *info) {
@@ -1160,8 +1336,14 @@ void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stre
 }
 
 CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
-    return plan_kernel(potrs_kernel_for(pb), pb.batch, device, occupancy_target, 1,
-                       fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs));
+    const KernelSpec k = potrs_kernel_for(pb);
+    const std::string what = fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs);
+    // potrs_warp_kernel: block-wide staging when either operand is SoA.
+    if (k.fn == potrs_warp<float, 16>().fn || k.fn == potrs_warp<float, 32>().fn ||
+        k.fn == potrs_warp<double, 16>().fn || k.fn == potrs_warp<double, 32>().fn)
+        if (pb.a.soa || pb.b.soa)
+            return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
 }
 
 namespace {

@@ -279,7 +279,8 @@ TEMPLATE_TEST_CASE("batched potrf and potrs: batches past one resident wave", "[
     Rng rng(seed);
     Context ctx;
     double rec = 0, res = 0;
-    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {8, 110017}, {16, 9001}, {32, 4001}};
+    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {4, 150001}, {8, 110017},
+                                                  {16, 9001},  {24, 5003},   {32, 4001}};
     for (const auto &[n, batch] : shapes)
         for (const Layout &l : {Layout{false, true, true, 0, 0}, Layout{true, false, false, 1, 3}})
             check_layout<T>(ctx.h, n, batch, l, rng, rec, res, true);
