@@ -167,10 +167,10 @@ template <class T, int G, int MB, int NB, int KB, bool EXACT>
 __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
     using W = WarpShape<G, MB, NB, KB>;
     constexpr int EW = W::EW, CG = W::CG, RG = W::RG;
-    // Values staged per lane and per chunk: up to 16 floats or 8 doubles of loads in
-    // flight per lane (all of a small operand's), 8 at a time for run-time sizes.
+    // Values staged per lane and per chunk: up to 16 (8 doubles for thread-per-element) of
+    // loads in flight per lane (all of a small operand's), 8 at a time for run-time sizes.
     constexpr int PER_LANE = (EW * MB * KB + 31) / 32;
-    constexpr int CH = EXACT ? cmin(sizeof(T) == 8 ? 8 : 16, PER_LANE) : 8;
+    constexpr int CH = EXACT ? cmin(sizeof(T) == 8 && G == 1 ? 8 : 16, PER_LANE) : 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const region = reinterpret_cast<T *>(smem_raw) + (threadIdx.x / 32) * W::REGION;
     T *const As = region, *const Bs = region + EW * W::ESA, *const Cs = region;
@@ -736,7 +736,8 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
+    // 2 x 2 x V sums a thread at 80 registers: 24 warps an SM (at 84 or 85, 20).
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 80;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -1031,8 +1032,8 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4>))
         return 1;
     // The 16 x 16 tiles (128 threads and 34 KB of shared memory a unit): blocks of two
-    // units (64 bytes of each entry, the DRAM burst), three an SM (24 units, register
-    // bound), rather than one block of four (16 units, shared-memory bound).
+    // units (64 bytes of each entry), three an SM (six units, 24 warps at 80 registers),
+    // rather than one block of four (four units, shared-memory bound).
     if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 2, 2, 2, 8, 4>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 2, 2, 2, 8, 4>))
         return 2;
