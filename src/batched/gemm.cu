@@ -167,10 +167,10 @@ template <class T, int G, int MB, int NB, int KB, bool EXACT>
 __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
     using W = WarpShape<G, MB, NB, KB>;
     constexpr int EW = W::EW, CG = W::CG, RG = W::RG;
-    // Values staged per lane and per chunk: up to 16 (8 doubles for thread-per-element) of
-    // loads in flight per lane (all of a small operand's), 8 at a time for run-time sizes.
+    // Values staged per lane and per chunk: up to 16 loads in flight per lane (all of a
+    // small operand's), 8 at a time for run-time sizes.
     constexpr int PER_LANE = (EW * MB * KB + 31) / 32;
-    constexpr int CH = EXACT ? cmin(sizeof(T) == 8 && G == 1 ? 8 : 16, PER_LANE) : 8;
+    constexpr int CH = EXACT ? cmin(16, PER_LANE) : 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const region = reinterpret_cast<T *>(smem_raw) + (threadIdx.x / 32) * W::REGION;
     T *const As = region, *const Bs = region + EW * W::ESA, *const Cs = region;
