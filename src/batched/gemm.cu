@@ -604,9 +604,9 @@ struct AosPipe {
     static constexpr int UNIT = UNIT0 + ((64 - UNIT0 * int(sizeof(T)) % 128 + 128) % 128) / int(sizeof(T));
     // Register budgets that keep more elements resident (H100, 64K registers an SM):
     // f64 64 x 64 (256 threads) at 80, three blocks an SM instead of two; f64 with 4 x 2
-    // sums a thread (16 x 16 in 32 threads) at 80, as many as the shared memory holds
-    // (17 elements, three stages each) instead of 16; f32 64 x 64 (128 threads) at 96,
-    // five blocks instead of four.
+    // sums a thread (16 x 16 in one warp) at 80, as many as the shared memory holds (16
+    // elements, two slices in flight each, where 4 x 4 sums in half-warps held 16 with
+    // one); f32 64 x 64 (128 threads) at 96, five blocks instead of four.
     static constexpr int MAX_REGS = sizeof(T) == 8 ? (S >= 256 || TM * TN <= 8 ? 80 : 128) : (S >= 128 ? 96 : 128);
     static_assert(TN % V == 0 && KS % V == 0 && STAGES >= 2, "16-byte pieces");
 };
