@@ -167,10 +167,10 @@ template <class T, int G, int MB, int NB, int KB, bool EXACT>
 __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
     using W = WarpShape<G, MB, NB, KB>;
     constexpr int EW = W::EW, CG = W::CG, RG = W::RG;
-    // Values staged per lane and per chunk: up to 16 floats or 8 doubles of loads in
-    // flight per lane (all of a small operand's), 8 at a time for run-time sizes.
+    // Values staged per lane and per chunk: up to 16 loads in flight per lane (all of a
+    // small operand's), 8 at a time for run-time sizes.
     constexpr int PER_LANE = (EW * MB * KB + 31) / 32;
-    constexpr int CH = EXACT ? cmin(sizeof(T) == 8 ? 8 : 16, PER_LANE) : 8;
+    constexpr int CH = EXACT ? cmin(16, PER_LANE) : 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const region = reinterpret_cast<T *>(smem_raw) + (threadIdx.x / 32) * W::REGION;
     T *const As = region, *const Bs = region + EW * W::ESA, *const Cs = region;
@@ -566,6 +566,13 @@ struct TileCursor {
         tile = w - grp * tiles;
     }
     __device__ TileCursor(int tiles) : w(int(blockIdx.x)), l0(0), stage(0) { locate(tiles); }
+    // The tile's first row and column (one tile across: no division).
+    template <int MT, int NT>
+    __device__ __forceinline__ int2 origin(int tn) const {
+        if (tn == 1) return make_int2(tile * MT, 0);
+        const int r = tile / tn;
+        return make_int2(r * MT, (tile - r * tn) * NT);
+    }
     // Moves to the next item; true when that starts a new pair.
     template <int KS, int STAGES>
     __device__ __forceinline__ bool next(int k, int tiles) {
@@ -595,11 +602,18 @@ struct AosPipe {
     // Per element and stage, padded to 64 bytes past a 128-byte multiple (elements that
     // share a warp read other banks).
     static constexpr int UNIT = UNIT0 + ((64 - UNIT0 * int(sizeof(T)) % 128 + 128) % 128) / int(sizeof(T));
+    // Register budgets that keep more elements resident (H100, 64K registers an SM):
+    // f64 64 x 64 (256 threads) at 80, three blocks an SM instead of two; f64 with 4 x 2
+    // sums a thread (16 x 16 in one warp) at 80, as many as the shared memory holds (16
+    // elements, two slices in flight each, where 4 x 4 sums in half-warps held 16 with
+    // one); f32 64 x 64 (128 threads) at 96, five blocks instead of four.
+    static constexpr int MAX_REGS = sizeof(T) == 8 ? (S >= 256 || TM * TN <= 8 ? 80 : 128) : (S >= 128 ? 96 : 128);
     static_assert(TN % V == 0 && KS % V == 0 && STAGES >= 2, "16-byte pieces");
 };
 
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
-__global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
+__global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
+    gemm_aos_pipe_kernel(const Args<T> g) {
     using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
     constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -621,7 +635,8 @@ __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
             T *const bs = as + MT * KSP;
             const int ks = min(KS, k - in.l0);
             const int64_t e0 = int64_t(in.grp) * u;
-            const int i0 = in.tile / tn * MT, j0 = in.tile % tn * NT;
+            const int2 o = in.origin<MT, NT>(tn);
+            const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
             // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j - j0].
             if (g.a.swap)
@@ -686,7 +701,8 @@ __global__ void PIPE_REGS(128) gemm_aos_pipe_kernel(const Args<T> g) {
             }
         }
         const int64_t e = int64_t(cur.grp) * u + q;
-        const int i0 = cur.tile / tn * MT, j0 = cur.tile % tn * NT;
+        const int2 o = cur.origin<MT, NT>(tn);
+        const int i0 = o.x, j0 = o.y;
         if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0);
@@ -720,7 +736,8 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
+    // 2 x 2 x V sums a thread at 80 registers: 24 warps an SM (at 84 or 85, 20).
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 80;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -755,7 +772,8 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             T *const bs = as + MT * KSP * E;
             const int ks = min(KS, k - in.l0);
             const int64_t e0 = int64_t(in.grp) * eb;
-            const int i0 = in.tile / tn * MT, j0 = in.tile % tn * NT;
+            const int2 o = in.origin<MT, NT>(tn);
+            const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
             // A: logical (i, l) -> entry (i - i0) * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j - j0.
             if (g.a.swap)
@@ -813,7 +831,8 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             for (int l = 0; l < ks; ++l) step(l);
         }
         const int64_t e = int64_t(cur.grp) * eb + q * E + qv * V;
-        const int i0 = cur.tile / tn * MT, j0 = cur.tile % tn * NT;
+        const int2 o = cur.origin<MT, NT>(tn);
+        const int i0 = o.x, j0 = o.y;
         if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0), whole = g.vec_c && e + V <= g.batch;
@@ -911,10 +930,10 @@ KernelSpec soa_pipe_kernel() {
 }
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
-// unit, C above 32 x 32 in tiles of 32 x 32 (the tiles of an element on blocks that run
-// together: more, smaller blocks than one of 256 threads an element, H100 f64 64 x 64 at
-// 0.40 ms against 0.32 for 32 x 32); SoA 32 bytes of consecutive elements per unit, C
-// above 16 x 16 in tiles of 32 x 32 (4 x 4 x V sums a thread).
+// unit, the whole of C in one tile (H100 64 x 64: f64 0.40 ms, f32 0.42 in one tile of
+// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks);
+// SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
+// (4 x 4 x V sums a thread).
 template <class T>
 KernelSpec pipe_kernel(bool soa, int64_t mn) {
     constexpr bool D = sizeof(T) == 8;
@@ -925,11 +944,13 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
-        if (mn <= 16) return aos_pipe_kernel<T, 4, 4, 4, 4, 16, 2>();
-        return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
+        if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
+        if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
+        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
-        return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
+        if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
+        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>();
     }
 }
 
@@ -1010,6 +1031,12 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4>))
         return 1;
+    // The 16 x 16 tiles (128 threads and 34 KB of shared memory a unit): blocks of two
+    // units (64 bytes of each entry), three an SM (six units, 24 warps at 80 registers),
+    // rather than one block of four (four units, shared-memory bound).
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 2, 2, 2, 8, 4>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 2, 2, 2, 8, 4>))
+        return 2;
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
     return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
 }

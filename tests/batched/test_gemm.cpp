@@ -184,10 +184,18 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{17, 45, 8, 3, true, true, true, false, 0, 1, -0.75, 0.0});
     cs.push_back(Case{64, 64, 40, 130, false, false, true, true, 0, 3, 1.0, 1.0});
     cs.push_back(Case{45, 64, 20, 61, true, false, true, false, 2, 0, 1.0, 0.0});
-    // AoS C above 32 x 32 in tiles likewise (vector and entry-wise staging).
+    // AoS C above 32 x 32 (one 64 x 64 tile), vector and entry-wise staging.
     cs.push_back(Case{50, 64, 24, 300, true, true, false, false, 1, 3, 1.0, 0.5});
     cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
     cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
+    // AoS C of 9..16 (f64: 4 x 2 sums a thread, three stages): k in several slices with a
+    // partial last one, a batch ending inside a block, N and T operands.
+    cs.push_back(Case{16, 16, 40, 1001, false, false, false, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{12, 15, 33, 203, true, false, false, true, 1, 3, -0.75, 0.0});
+    cs.push_back(Case{16, 11, 16, 77, false, true, false, false, 0, 1, 1.0, 1.0});
+    // SoA C of 9..16 (blocks of two units): batches ending inside a unit and a block.
+    cs.push_back(Case{16, 16, 16, 1029, false, false, true, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{14, 16, 21, 37, false, true, true, false, 0, 1, 1.0, 0.5});
     return cs;
 }
 
