@@ -386,26 +386,27 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
             if constexpr (D > 0) {
                 const int64_t j = j0 + tid;
 #pragma unroll
-                for (int q = 0; q < D; ++q) Bs[q * KT + tid] = j < n2 ? B[j * ldb + q] : T(0);
+                for (int q = 0; q < D; ++q) Bs[4 * tid + q] = j < n2 ? B[j * ldb + q] : T(0);
             }
             __syncthreads();
-            const int nj = n2 - j0 < KT ? int(n2 - j0) : KT;
-            for (int jj = 0; jj < nj; ++jj) {
+            // The pair (i, j0 + jj), both in range and distinct.
+            auto visit = [&](int jj) {
                 const int64_t j = j0 + jj;
-                if (!has_i || (autopairs && j == i)) continue;
+                T bv[4];
+                if constexpr (D > 0) load_point(bv, Bs + 4 * jj);
                 V v;
                 if constexpr (kL2) {
                     const metric::SqEuclidean<T> sq{};
                     V s2;
-                    if constexpr (D > 0) s2 = distance<metric::SqEuclidean<T>, false, D>(sq, box, ar, Bs + jj, KT, d);
+                    if constexpr (D > 0) s2 = distance<metric::SqEuclidean<T>, false, D>(sq, box, ar, bv, 1, d);
                     else s2 = distance<metric::SqEuclidean<T>, false, D>(sq, box, arow, B + j * ldb, 1, d);
-                    if (s2 > reject) continue;
+                    if (s2 > reject) return;
                     v = m.finish(s2);
                 } else {
-                    if constexpr (D > 0) v = distance<M, false, D>(m, box, ar, Bs + jj, KT, d);
+                    if constexpr (D > 0) v = distance<M, false, D>(m, box, ar, bv, 1, d);
                     else v = distance<M, false, D>(m, box, arow, B + j * ldb, 1, d);
                 }
-                if (!nearer(v, j, ld[K - 1], li[K - 1])) continue;
+                if (!nearer(v, j, ld[K - 1], li[K - 1])) return;
                 if constexpr (K <= 32) {
                     // Unrolled: the list stays in registers.
                     ld[K - 1] = v, li[K - 1] = j;
@@ -427,6 +428,18 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
                     ld[q] = v, li[q] = j;
                 }
                 if constexpr (kL2) reject = sqrt_at_most(ld[K - 1]);
+            };
+            // A whole tile without i itself: unrolled, no check per pair.
+            const int nj = n2 - j0 < KT ? int(n2 - j0) : KT;
+            if (has_i) {
+                const bool own = autopairs && i >= j0 && i < j0 + nj;
+                if (nj == KT && !own) {
+#pragma unroll 4
+                    for (int jj = 0; jj < KT; ++jj) visit(jj);
+                } else {
+                    for (int jj = 0; jj < nj; ++jj)
+                        if (!(autopairs && j0 + jj == i)) visit(jj);
+                }
             }
             __syncthreads();
         }
@@ -585,7 +598,7 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     if (pb.kind == Kind::Knn) {
         c.threads = KT;
         c.kmax = knn_list(pb.k);
-        c.shared = c.fixed_d ? 3 * KT * int64_t(in_bytes(pb)) : 0;
+        c.shared = c.fixed_d ? 4 * KT * int64_t(in_bytes(pb)) : 0;  // point-major, stride 4
         tiles = (pb.pw.n1 + KT - 1) / KT;
         c.why = fmt::format("one row of A per thread ({} per block), B staged {} points at a time{}; a sorted list "
                             "of {} (distance, index) per thread in {} ({} for k = {})",

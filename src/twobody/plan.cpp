@@ -40,7 +40,7 @@ public:
             const CudaConfig &c = cuda_;
             description = fmt::format(
                 "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} block={} threads grid={} blocks, {} blocks/SM, "
-                "{} registers/thread, {} B local/thread, {} B shared/block; technique: {}",
+                "{} registers/thread, {} B local/thread, {} B shared/block; why: {}",
                 c.device, c.device_name, c.cc_major, c.cc_minor, c.sm_count, kernel_name(pb_), c.threads, c.grid,
                 c.blocks_per_sm, c.regs, c.stack, c.shared, c.why);
             return;
