@@ -736,8 +736,9 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // 2 x 2 x V sums a thread at 80 registers: 24 warps an SM (at 84 or 85, 20).
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 80;
+    // (2 x 2 x V sums a thread at 80 registers, 24 warps an SM, measured slower on H100
+    // than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409 against 0.395.)
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -746,7 +747,10 @@ struct SoaPipe {
 // MT x NT tile of their C (C larger than the tile: several pairs of group and tile, A and
 // B read once per tile row and column, from L2 after the first); thread (qv, ty, tx) owns
 // V consecutive elements and, in each, rows ty + TY i and columns tx + TX j of the tile.
-template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
+// ONE_ACROSS: the tile origin through TileCursor::origin (no division when C is one tile
+// across; H100 f32 32 x 32 0.423 ms against 0.471), else by division (with origin's test,
+// f32 64 x 64 took 0.738 ms against 0.642).
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS>
 __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
     gemm_soa_pipe_kernel(const Args<T> g) {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
@@ -772,7 +776,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             T *const bs = as + MT * KSP * E;
             const int ks = min(KS, k - in.l0);
             const int64_t e0 = int64_t(in.grp) * eb;
-            const int2 o = in.origin<MT, NT>(tn);
+            const int2 o = ONE_ACROSS ? in.origin<MT, NT>(tn) : make_int2(in.tile / tn * MT, in.tile % tn * NT);
             const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
             // A: logical (i, l) -> entry (i - i0) * KSP + l - l0; B: (l, j) -> entry (l - l0) * NT + j - j0.
@@ -831,7 +835,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             for (int l = 0; l < ks; ++l) step(l);
         }
         const int64_t e = int64_t(cur.grp) * eb + q * E + qv * V;
-        const int2 o = cur.origin<MT, NT>(tn);
+        const int2 o = ONE_ACROSS ? cur.origin<MT, NT>(tn) : make_int2(cur.tile / tn * MT, cur.tile % tn * NT);
         const int i0 = o.x, j0 = o.y;
         if (cur.next<KS, STAGES>(k, tiles)) {
             if (e < g.batch) {
@@ -912,12 +916,12 @@ KernelSpec aos_pipe_kernel() {
     return k;
 }
 
-template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS = false>
 KernelSpec soa_pipe_kernel() {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
     KernelSpec k;
     k.model = Model::BlockPerElement;
-    k.fn = reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<T, TY, TX, TM, TN, QV, KS, STAGES>);
+    k.fn = reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<T, TY, TX, TM, TN, QV, KS, STAGES, ONE_ACROSS>);
     k.name = fmt::format("gemm_soa_pipe<{}, {} elements x {}x{} threads, {}x{}x{} tile/thread, k-slice {}, {} "
                          "stages>",
                          sizeof(T) == 8 ? "f64" : "f32", P::E, TY, TX, P::V, TM, TN, KS, STAGES);
@@ -940,6 +944,7 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
         if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 4>();
+        if (mn <= 32) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4, true>();
         return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
@@ -1028,15 +1033,14 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // The 4 x 4 x V tiles take some 160 registers: blocks of one unit (128 threads), three
     // an SM, keep more resident than blocks of two or four (one an SM); the blocks that
     // run together then share the lines.
-    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4>))
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4, false>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4, false>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4, true>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4, true>))
         return 1;
-    // The 16 x 16 tiles (128 threads and 34 KB of shared memory a unit): blocks of two
-    // units (64 bytes of each entry), three an SM (six units, 24 warps at 80 registers),
-    // rather than one block of four (four units, shared-memory bound).
-    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 2, 2, 2, 8, 4>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 2, 2, 2, 8, 4>))
-        return 2;
+    // (The 16 x 16 tiles in blocks of two units, three an SM at 80 registers, measured
+    // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against
+    // 0.395 / 0.396 for f64 / f32 16 x 16.)
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
     return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
 }

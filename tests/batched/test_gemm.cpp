@@ -193,7 +193,7 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{16, 16, 40, 1001, false, false, false, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{12, 15, 33, 203, true, false, false, true, 1, 3, -0.75, 0.0});
     cs.push_back(Case{16, 11, 16, 77, false, true, false, false, 0, 1, 1.0, 1.0});
-    // SoA C of 9..16 (blocks of two units): batches ending inside a unit and a block.
+    // SoA C of 9..16: batches ending inside a unit and a block.
     cs.push_back(Case{16, 16, 16, 1029, false, false, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{14, 16, 21, 37, false, true, true, false, 0, 1, 1.0, 0.5});
     return cs;
