@@ -257,7 +257,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             const int64_t j = j0 + tid;
             if constexpr (D > 0) {
 #pragma unroll
-                for (int k = 0; k < D; ++k) Bs[4 * tid + k] = j < n2 ? B[j * ldb + k] : T(0);
+                for (int k = 0; k < 4; ++k) Bs[4 * tid + k] = j < n2 && k < D ? B[j * ldb + k] : T(0);  // pad: 0
             }
             if (weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
         }
@@ -386,7 +386,7 @@ knn_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda, const
             if constexpr (D > 0) {
                 const int64_t j = j0 + tid;
 #pragma unroll
-                for (int q = 0; q < D; ++q) Bs[4 * tid + q] = j < n2 ? B[j * ldb + q] : T(0);
+                for (int q = 0; q < 4; ++q) Bs[4 * tid + q] = j < n2 && q < D ? B[j * ldb + q] : T(0);  // pad: 0
             }
             __syncthreads();
             // The pair (i, j0 + jj), both in range and distinct.
