@@ -220,6 +220,36 @@ __device__ __forceinline__ int64_t tri_at(const Tri<T> &a, int idx, int64_t e) {
 // potrf, thread-per-element: N <= 8, the triangle in registers, each warp staging its
 // 32 elements' triangles through shared memory in memory order (through the map).
 
+// One element's Cholesky in registers, left-looking: r holds the packed lower triangle
+// (row i at tri_off(i)); column j's sums run over l = 0..j-1 in order. Returns LAPACK's
+// info (the columns before a failure are factored, the rest left as they were).
+template <class T, int N>
+__device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
+    int fail = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+        if (fail == 0) {
+            T d = r[tri_off(j) + j];
+#pragma unroll
+            for (int l = 0; l < j; ++l) d = fma(-r[tri_off(j) + l], r[tri_off(j) + l], d);
+            if (!(d > T(0))) {
+                fail = j + 1;
+            } else {
+                const T ljj = sqrt(d);
+                r[tri_off(j) + j] = ljj;
+#pragma unroll
+                for (int i = j + 1; i < N; ++i) {
+                    T t = r[tri_off(i) + j];
+#pragma unroll
+                    for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
+                    r[tri_off(i) + j] = t / ljj;
+                }
+            }
+        }
+    }
+    return fail;
+}
+
 template <class T, int N>
 __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
@@ -259,28 +289,7 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         // copy-out, finished before the loop's closing __syncwarp).
         if (eb + step < g.batch) prefetch(eb + step + int64_t(team) * EPT, slot ^ 1);
         __pipeline_commit();
-        int fail = 0;
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-            if (fail == 0) {
-                T d = r[tri_off(j) + j];
-#pragma unroll
-                for (int l = 0; l < j; ++l) d = fma(-r[tri_off(j) + l], r[tri_off(j) + l], d);
-                if (!(d > T(0))) {
-                    fail = j + 1;
-                } else {
-                    const T ljj = sqrt(d);
-                    r[tri_off(j) + j] = ljj;
-#pragma unroll
-                    for (int i = j + 1; i < N; ++i) {
-                        T t = r[tri_off(i) + j];
-#pragma unroll
-                        for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
-                        r[tri_off(i) + j] = t / ljj;
-                    }
-                }
-            }
-        }
+        const int fail = factor_packed<T, N>(r);
 #pragma unroll
         for (int x = 0; x < NT; ++x) my[x] = r[x];
         failsh[lane] = fail;
@@ -352,28 +361,7 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
         T r[NT];
 #pragma unroll
         for (int x = 0; x < NT; ++x) r[x] = my[x];
-        int fail = 0;
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-            if (fail == 0) {
-                T d = r[tri_off(j) + j];
-#pragma unroll
-                for (int l = 0; l < j; ++l) d = fma(-r[tri_off(j) + l], r[tri_off(j) + l], d);
-                if (!(d > T(0))) {
-                    fail = j + 1;
-                } else {
-                    const T ljj = sqrt(d);
-                    r[tri_off(j) + j] = ljj;
-#pragma unroll
-                    for (int i = j + 1; i < N; ++i) {
-                        T t = r[tri_off(i) + j];
-#pragma unroll
-                        for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
-                        r[tri_off(i) + j] = t / ljj;
-                    }
-                }
-            }
-        }
+        const int fail = factor_packed<T, N>(r);
 #pragma unroll
         for (int x = 0; x < NT; ++x) my[x] = r[x];
         failsh[lane] = fail;
