@@ -295,6 +295,66 @@ TEMPLATE_TEST_CASE("histograms and pair counts match a long-double reference exc
     histogram_and_counts_all_shapes<TestType>();
 }
 
+// The host backend counts uniform bins of L2 and SQEUCLIDEAN in d <= 3 by a vectorised
+// pass that trusts a bin computed from the distance unless the distance is near an edge;
+// caller edges and weighted histograms take the exact binary search or a guess fixed
+// against the edges. All three must give the same counts to the last pair, on points
+// whose distances sit on, just below and just above the edges, far out of range,
+// non-finite, with a large rmin, and in row counts that leave every vector tail.
+TEMPLATE_TEST_CASE("uniform bins count exactly as the same edges given explicitly, near every edge", "[twobody]",
+                   float, double) {
+    using T = TestType;
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    struct Range {
+        double rmin, rmax;
+        int64_t nbins;
+    };
+    for (const Range &r : {Range{0, std::sqrt(3.0), 256}, Range{0, 2, 7}, Range{100, 101.5, 300},
+                           Range{0.25, 0.5, 4096}, Range{1e-3, 1e3, 1000}, Range{1e6, 1e6 + 1, 64}}) {
+        const double w = (r.rmax - r.rmin) / double(r.nbins);
+        std::vector<double> edges(size_t(r.nbins + 1));  // as apairs.h defines uniform edges
+        for (int64_t b = 0; b < r.nbins; ++b) edges[size_t(b)] = r.rmin + double(b) * w;
+        edges.back() = r.rmax;
+        // Coordinates: lattice points k w (and rmin + k w) and their neighbours one ulp
+        // away, so that many distances (exactly so in d = 1) fall on or next to an edge.
+        std::vector<T> pool;
+        std::uniform_int_distribution<int64_t> kb(0, r.nbins + 2);
+        for (int q = 0; q < 64; ++q) {
+            const T x = T(double(kb(rng)) * w), y = T(r.rmin + double(kb(rng)) * w);
+            for (T v : {x, y}) {
+                pool.push_back(v);
+                pool.push_back(std::nextafter(v, T(-INFINITY)));
+                pool.push_back(std::nextafter(v, T(INFINITY)));
+            }
+        }
+        pool.push_back(T(0));
+        for (const MetricSpec &m : {MetricSpec{APAIRS_METRIC_L2, 0, "l2"}, MetricSpec{APAIRS_METRIC_SQEUCLIDEAN, 0,
+                                                                                        "sqeuclidean"}}) {
+            for (int64_t d = 1; d <= 3; ++d) {
+                for (bool autopairs : {true, false}) {
+                    INFO(m.name << " d=" << d << (autopairs ? " AUTO" : " CROSS") << " rmin=" << r.rmin
+                                << " rmax=" << r.rmax << " nbins=" << r.nbins);
+                    Matrix<T> A(autopairs ? 263 : 37, d, d + 1), B(autopairs ? 0 : 83, d, d);
+                    fill_choice<T>(A, rng, pool);
+                    if (!autopairs) fill_choice<T>(B, rng, pool);
+                    A.row(5)[0] = T(NAN), A.row(6)[d - 1] = T(INFINITY), A.row(7)[0] = T(1e30);
+                    const Matrix<T> *Bp = autopairs ? nullptr : &B;
+                    const std::vector<int64_t> uniform = run_histogram(ctx.h, m, A, Bp, edges, true);
+                    CHECK(uniform == run_histogram(ctx.h, m, A, Bp, edges, false));
+                    std::vector<double> wa(size_t(A.rows), 1.0), wb(size_t(B.rows), 1.0), sums;
+                    CHECK(uniform == run_histogram(ctx.h, m, A, Bp, edges, true, {}, &wa, autopairs ? nullptr : &wb,
+                                                   &sums));
+                    const int64_t pairs = autopairs ? A.rows * (A.rows - 1) / 2 : A.rows * B.rows;
+                    CHECK(std::accumulate(uniform.begin(), uniform.end(), int64_t(0)) == pairs);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("AUTO is CROSS of a set with itself, halved, less the diagonal", "[twobody]") {
     const uint64_t seed = fresh_seed();
     INFO("seed " << seed);
