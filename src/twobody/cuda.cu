@@ -48,7 +48,17 @@ enum Mode : int { kUniform = 0, kEdges = 1, kRadii = 2, kOneRadius = 3 };
 // kFastNone runs the generic kernel (mode, copies and weights read at run time).
 // kFastUniformShared reads its edges from shared memory (staged), kFastUniformGlobal
 // from global memory (too many to stage).
-enum Fast : int { kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2, kFastUniformGlobal = 3 };
+// kFastUniformLanes: staged edges and one copy of the counters per lane (kLaneCopies).
+enum Fast : int { kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2, kFastUniformGlobal = 3, kFastUniformLanes = 4 };
+// Counters: `copies` copies of `slots` counters per block, copy-major (copy q's slot s at
+// q * slots + s), except kLaneCopies copies, one per lane of a warp (shared by the
+// block's warps), interleaved: lane q's slot s at s * 32 + q, so that a warp's 32
+// increments always fall on 32 distinct banks.
+constexpr int kLaneCopies = 32;
+
+__device__ __forceinline__ int counter_at(int copies, int slots, int q, int s) {
+    return copies == kLaneCopies ? s * kLaneCopies + q : q * slots + s;
+}
 
 template <class T>
 struct Box {
@@ -106,7 +116,9 @@ template <class V>
 struct Reduce {
     int mode;
     int slots;          // counters per copy: nbins + 2, or nradii + 1
-    int copies;         // shared copies (warps or 1); 0: global atomics
+    int copies;         // shared copies (kLaneCopies, warps or 1); 0: global atomics
+    float certain;      // uniform float bins: a bin from the distance is certain when the
+                        // fraction of t lies within `certain` of 1/2 (bin_margin); < 0: never
     int xs;             // histogram edges staged in shared memory (nbins + 4), or 0: read in place
     bool weighted;
     Bins<V> bins;       // histogram edges (device memory)
@@ -149,7 +161,7 @@ __device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const
                                             const unsigned long long *slo, const long long *shi, bool wshared) {
     for (int s = tid; s < out.slots; s += TB) {
         unsigned long long c = 0;
-        for (int q = 0; q < out.copies; ++q) c += cnt[q * out.slots + s];
+        for (int q = 0; q < out.copies; ++q) c += cnt[counter_at(out.copies, out.slots, q, s)];
         if (c) atomicAdd(out.gcount + s, c);
         if (wshared && (slo[s] | static_cast<unsigned long long>(shi[s]))) {
             const unsigned long long old = atomicAdd(out.glo + s, slo[s]);
@@ -157,6 +169,25 @@ __device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const
             if (h) atomicAdd(reinterpret_cast<unsigned long long *>(out.ghi + s), static_cast<unsigned long long>(h));
         }
     }
+}
+
+// The slot of v for uniform bins: for float, taken from t = (r - e0) * iw (r: the
+// distance, or in the squared domain v * rsqrtf(v), within 4.3 u of the rounded square
+// root) where t's fraction shows it certain (bin_margin: no edge read), else fixed against
+// the edges. t is clamped to [-1/2, nbins + 1/2] first (outside, the slot is 0 or
+// nbins + 1 however large the error), with comparisons that keep a NaN (uncertain).
+template <class V>
+__device__ __forceinline__ int certain_slot(const Bins<V> &bins, float certain, V v) {
+    if constexpr (std::is_same<V, float>::value) {
+        const float r = bins.squared ? v * rsqrtf(v) : v;  // 0 and +inf: NaN, fixed below
+        float t = (r - bins.e0) * bins.inv_width;
+        const float hi = float(bins.nbins) + 0.5f;
+        t = t > hi ? hi : t;
+        t = t < -0.5f ? -0.5f : t;
+        const float fl = floorf(t);
+        if (fabsf((t - fl) - 0.5f) <= certain) return int(fl) + 1;
+    }
+    return bins.fix(v, bins.guess(v));
 }
 
 template <class M, bool P, int D, int F>
@@ -170,7 +201,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid / 32;
     // The mode, and whether there are weights, known at compile time in the fast kernels.
-    constexpr bool fast_uniform = F == kFastUniformShared || F == kFastUniformGlobal;
+    constexpr bool fast_uniform = F == kFastUniformShared || F == kFastUniformGlobal || F == kFastUniformLanes;
     const int mode = F == kFastOneRadius ? int(kOneRadius) : fast_uniform ? int(kUniform) : out.mode;
     const bool weighted = F == kFastNone && out.weighted;
     // Shared memory: B's tile (TB points of stride 4), its weights, the counters, the
@@ -186,13 +217,15 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     // The histogram's edges: staged after the counters (8-byte aligned) when they fit.
     V *Xs = reinterpret_cast<V *>(reinterpret_cast<uintptr_t>(cnt + ncnt + 1) & ~uintptr_t(7));
     Bins<V> bins = out.bins;
-    if (F == kFastUniformShared || (F != kFastUniformGlobal && out.xs)) {
+    if (F == kFastUniformShared || F == kFastUniformLanes || (F == kFastNone && out.xs)) {
         for (int e = tid; e < out.xs; e += TB) Xs[e] = out.bins.X[e];
         bins.X = Xs;
     }
     const V r0 = mode == kOneRadius ? out.radii[0] : V(0);
-    // This warp's copy of the counters (shared), or the global ones.
-    unsigned int *mycnt = cnt + (out.copies > 1 ? warp : 0) * out.slots;
+    // This warp's (or lane's) copy of the counters in shared memory: slot s at mycnt[s * cs].
+    const bool lanes = F == kFastUniformLanes || (F == kFastNone && out.copies == kLaneCopies);
+    unsigned int *mycnt = lanes ? cnt + (tid & 31) : cnt + (out.copies > 1 ? warp : 0) * out.slots;
+    const int cs = lanes ? kLaneCopies : 1;
 
     unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
     auto flush_mine = [&] {
@@ -211,11 +244,11 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             return;
         }
         if (fast_uniform) {
-            atomicAdd(mycnt + bins.fix(v, bins.guess(v)), 1u);
+            atomicAdd(mycnt + certain_slot(bins, out.certain, v) * cs, 1u);
             return;
         }
         const int s = out.slot(bins, v);
-        if (out.copies) atomicAdd(mycnt + s, 1u);
+        if (out.copies) atomicAdd(mycnt + s * cs, 1u);
         else atomicAdd(out.gcount + s, 1ull);
         if (wshared) add128(slo + s, shi + s, fixed_weight(wi, wj));
         else if (weighted) add128(out.glo + s, out.ghi + s, fixed_weight(wi, wj));
@@ -503,6 +536,7 @@ void with_fast(int fast, G &&g) {
         if (fast == kFastOneRadius) return g(std::integral_constant<int, kFastOneRadius>{});
         if (fast == kFastUniformShared) return g(std::integral_constant<int, kFastUniformShared>{});
         if (fast == kFastUniformGlobal) return g(std::integral_constant<int, kFastUniformGlobal>{});
+        if (fast == kFastUniformLanes) return g(std::integral_constant<int, kFastUniformLanes>{});
     }
     g(std::integral_constant<int, kFastNone>{});
 }
@@ -564,6 +598,7 @@ int fast_of(const Problem &pb, int copies) {
         return kFastNone;
     if (mode_of(pb) == kOneRadius) return kFastOneRadius;
     if (mode_of(pb) != kUniform || copies == 0) return kFastNone;
+    if (copies == kLaneCopies) return kFastUniformLanes;
     return staged_edges(pb) > 0 ? kFastUniformShared : kFastUniformGlobal;
 }
 
@@ -580,10 +615,13 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     c.fixed_d = pb.pw.d == 3 || !pb.box.empty();
     const int64_t max_shared = std::min<int64_t>(limits.max_shared_per_block, 96 * 1024);
     if (pb.kind != Kind::Knn) {
-        // Per-warp copies when they fit the default 48 KiB (weights included, which an
-        // execute may ask for), else one per block up to 96 KiB, else global atomics.
+        // Per-lane copies when they fit the default 48 KiB (weights included, which an
+        // execute may ask for), else per-warp copies, else one per block up to 96 KiB,
+        // else global atomics.
         const int warps = TB / 32;
-        if (reduce_shared(pb, c.fixed_d, warps, true) <= kDefaultShared && mode_of(pb) != kOneRadius) c.copies = warps;
+        if (reduce_shared(pb, c.fixed_d, kLaneCopies, true) <= kDefaultShared && mode_of(pb) != kOneRadius)
+            c.copies = kLaneCopies;
+        else if (reduce_shared(pb, c.fixed_d, warps, true) <= kDefaultShared && mode_of(pb) != kOneRadius) c.copies = warps;
         else if (reduce_shared(pb, c.fixed_d, 1, true) <= max_shared) c.copies = 1;
         else c.copies = 0;
         c.fast = fast_of(pb, c.copies);
@@ -617,6 +655,10 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         tiles = (pb.pw.n1 + TB - 1) / TB * ((pb.pw.n2 + TB - 1) / TB);
         const std::string out =
             one_radius ? "a per-thread counter in a register, summed across the warp per tile (one radius)"
+            : c.copies == kLaneCopies
+                ? fmt::format("{} shared-memory copies of the {} 32-bit counters, one per lane, interleaved (a warp's "
+                              "increments on 32 distinct banks; they fit 48 KiB)",
+                              c.copies, slots)
             : c.copies > 1
                 ? fmt::format("{} shared-memory copies of the {} 32-bit counters, one per warp (they fit 48 KiB: "
                               "less contention than one per block)",
@@ -638,6 +680,9 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         if (c.fast != kFastNone)
             c.why += fmt::format("; without weights a kernel compiled for {} (no run-time branch per pair)",
                                  c.fast == kFastOneRadius ? "one radius" : "uniform bins with shared counters");
+        if (pb.kind == Kind::Histogram && pb.uniform && pb.pw.dtype == APAIRS_DTYPE_F32)
+            c.why += "; each bin taken from the distance (an approximate square root in the squared domain) where its "
+                     "rounding error provably cannot cross an edge, fixed against the edges elsewhere";
     }
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -731,6 +776,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         r.mode = mode;
         r.slots = slots;
         r.copies = cfg.copies;
+        r.certain = -1;
         r.xs = staged_edges(pb);
         r.weighted = weighted;
         r.radii = static_cast<const V *>(thr);
@@ -738,6 +784,12 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
             r.bins = make_bins(host_thr, pb.thresholds);
             r.bins.X = static_cast<const V *>(thr);
             r.bins.squared = pb.pw.metric == APAIRS_METRIC_L2;
+            if constexpr (std::is_same<V, float>::value) {
+                // rsqrtf: relative error <= 2^-22.9, then a rounded product: within 4.3 u.
+                const BinMargin bm = bin_margin<float>(pb.thresholds, r.bins.squared ? 4.5 : 0.0);
+                const double m = bm.k * double(pb.nbins() + 1) + bm.c;  // |t| <= nbins + 1/2
+                if (pb.uniform && m < 0.25) r.certain = float(0.5 - m);
+            }
         }
         r.gcount = gcount, r.glo = glo, r.ghi = ghi;
         Box<T> box{};

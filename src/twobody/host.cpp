@@ -418,24 +418,16 @@ bool have_avx512() {
     return yes;
 }
 
-// When a guess is certain. With u the unit roundoff of T, t = fl(fl(v - e0) * iw) (e0, iw:
-// rmin and nbins / (rmax - rmin) rounded to T) is within 3.1 u |t| + 1.1 u |rmin| / w of
-// tau = (v - rmin) / w (w the bin width), and each edge's X (rmin + b w in double, rounded
-// up to T) lies at tau = b + [-2^-50, 2.1 u max(|rmin|, |rmax|) / w]. So with
-// margin(t) = k |t| + c, k = 4 u, c = 4 u (|rmin| + max(|rmin|, |rmax|)) / w + 4 u:
-// t <= -margin is slot 0, t >= nbins + margin is slot nbins + 1, and floor(t) + 1 is the
-// slot when t lies in [0, nbins) and its fraction in [margin, 1 - margin].
+// Where a guess is certain (rules.hpp's bin_margin: the distance itself, no
+// approximation): margin(t) = k |t| + c.
 template <class T>
 struct CertainBins {
     T k, c;
     bool usable;  // c small enough that almost every lane is certain
     explicit CertainBins(const std::vector<double> &edges) {
-        const double u = std::ldexp(1.0, -std::numeric_limits<T>::digits);
-        const double rmin = edges.front(), rmax = edges.back(), w = (rmax - rmin) / double(edges.size() - 1);
-        const double cc = 4 * u * (std::fabs(rmin) + std::max(std::fabs(rmin), std::fabs(rmax))) / w + 4 * u;
-        k = T(4 * u);
-        c = T(cc);
-        usable = cc < 0.0625 && double(edges.size()) < 0.01 / u;
+        const BinMargin m = bin_margin<T>(edges, 0);
+        k = T(m.k), c = T(m.c);
+        usable = m.c < 0.0625 && m.k * double(edges.size()) < 0.0625;
     }
 };
 

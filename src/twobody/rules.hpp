@@ -5,6 +5,7 @@
 // squared_threshold), so every comparison here is exact.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -90,6 +91,26 @@ struct Bins {
         return (X[s] <= v && v < X[s + 1]) ? s : slot(v);
     }
 };
+
+// When a uniform bin computed from the distance is certain (the engines' fast paths). With
+// u the unit roundoff of V and r the distance v itself or an approximation within rel u
+// |v| of it, t = fl(fl(r - e0) * iw) (e0, iw: rmin and nbins / (rmax - rmin) rounded to
+// V) is within (3.1 + rel) u |t| + (1.1 + rel) u |rmin| / w of tau = (v - rmin) / w (w the
+// bin width), and each edge's X (rmin + b w in double, rounded up to V) lies at
+// tau = b + [-2^-50, 2.1 u max(|rmin|, |rmax|) / w]. The margin k |t| + c below covers
+// both, with room: t <= -margin is slot 0, t >= nbins + margin slot nbins + 1, and
+// floor(t) + 1 is the slot when the fraction of t lies in [margin, 1 - margin].
+struct BinMargin {
+    double k, c;
+};
+
+template <class V>
+BinMargin bin_margin(const std::vector<double> &edges, double rel) {
+    const double u = std::ldexp(1.0, -std::numeric_limits<V>::digits);
+    const double rmin = edges.front(), rmax = edges.back(), w = (rmax - rmin) / double(edges.size() - 1);
+    const double big = std::max(std::fabs(rmin), std::fabs(rmax));
+    return {(4 + rel) * u, ((2 + rel) * std::fabs(rmin) + 2.5 * big) * u / w + (4 + rel) * u};
+}
 
 // The smallest s with sqrt(s) >= x (IEEE square roots, rounded to nearest): s >= it <=>
 // sqrt(s) >= x for every s >= 0 (a sum of squares). -inf for x <= 0, +inf for +inf.
