@@ -481,6 +481,13 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
+// The same, the L2 asked to fetch the 256 aligned bytes around the piece (a hint: no
+// byte outside the 16 is read on the thread's behalf): SoA runs of 32 to 128 bytes then
+// reach the memory as 256-byte runs, the neighbouring blocks' runs with them.
+__device__ __forceinline__ void cp_async16_run(void *dst, const void *src) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
 template <class T>
 __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -539,7 +546,7 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
             T *const d = dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E;
             const T *const s = base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q;
             if (left >= V)
-                cp_async16(d, s);
+                cp_async16_run(d, s);
             else
                 for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
@@ -588,18 +595,24 @@ __device__ __forceinline__ void soa_prefetch_run(const Opnd<T> &o, int64_t e0, i
 
 // AoS elements read in slices of k: each slice of a row-major A is a piece of every row
 // (n = 64, f64: 128 of each 512-byte row, four slices microseconds apart). The block asks
-// the L2 for whole rows of its elements' A and B when it starts them, so that the memory
-// serves each row at once and the later slices find it in the L2. A hint as above: whole
-// 16-byte pieces of rows that exist, only where 16-byte pieces line up.
+// the L2 for its elements' whole A and B when it starts them, so that the memory serves
+// each element at once and the later slices find it in the L2: pieces of up to 4 KiB
+// where an element's rows are contiguous (ld = the row's length), else row by row. A
+// hint as above: whole 16-byte pieces of entries that exist, where 16-byte pieces line up.
 template <class T>
-__device__ __forceinline__ void aos_prefetch_rows(const Opnd<T> &o, int64_t e0, int u, int64_t batch) {
-    const int bytes = int(o.fc * int(sizeof(T))) & ~15;
-    if (!o.vec || bytes <= 0) return;
-    const int fr = o.fr, rows = int(min(int64_t(u), batch - e0)) * fr;
+__device__ __forceinline__ void aos_prefetch(const Opnd<T> &o, int64_t e0, int u, int64_t batch) {
+    if (!o.vec) return;
+    const int ul = int(min(int64_t(u), batch - e0));
+    const bool whole = o.ld == o.fc;
+    const int len = (whole ? o.fr * o.fc : o.fc) * int(sizeof(T));  // bytes of a piece's source
+    const int pieces = whole ? (len + 4095) / 4096 : o.fr;           // per element
+    const char *const base = reinterpret_cast<const char *>(o.p + e0 * o.stride);
 #pragma unroll 1
-    for (int x = threadIdx.x; x < rows; x += blockDim.x) {
-        const int q = x / fr, r = x - q * fr;
-        prefetch_l2(o.p + (e0 + q) * o.stride + int64_t(r) * o.ld, bytes);
+    for (int x = threadIdx.x; x < ul * pieces; x += blockDim.x) {
+        const int q = x / pieces, r = x - q * pieces;
+        const char *const el = base + q * o.stride * int64_t(sizeof(T));
+        const int bytes = (whole ? min(4096, len - r * 4096) : len) & ~15;
+        if (bytes > 0) prefetch_l2(whole ? el + r * 4096 : el + r * o.ld * int64_t(sizeof(T)), bytes);
     }
 }
 
@@ -688,8 +701,8 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             const int ks = min(KS, k - in.l0);
             const int64_t e0 = int64_t(in.grp) * u;
             if (rows_in_l2 && in.l0 == 0) {
-                aos_prefetch_rows(g.a, e0, u, g.batch);
-                aos_prefetch_rows(g.b, e0, u, g.batch);
+                aos_prefetch(g.a, e0, u, g.batch);
+                aos_prefetch(g.b, e0, u, g.batch);
             }
             const int2 o = in.origin<MT, NT>(tn);
             const int i0 = o.x, j0 = o.y;
