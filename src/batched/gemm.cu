@@ -412,6 +412,9 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 //     tx + TX j of the tile. Shared keeps the global interleaving ([entry][element]), so staging
 //     copies whole runs of the block's elements and a thread's operands for its V
 //     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
+//   Both ask the L2 for longer runs than a block reads at once (SoA: 1 KiB of each entry
+//   from every P-th group's block; AoS with k in several slices: the whole element at its
+//   first slice): see prefetch_l2.
 
 // A register budget rather than launch bounds (as cholesky.cu: with launch bounds alone,
 // CUDA 13's ptxas settles some kernels at 64 registers and spills).
