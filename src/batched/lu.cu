@@ -27,11 +27,10 @@
 //     (but SoA C = 16, 32), a thread per memory column walking its rows (every load in
 //     flight at once, no registers held): AoS its 32 / G elements, a row of an element
 //     per load; SoA C = 24 a group of consecutive elements whose entries are runs of 16
-//     bytes (2 f64, 4 f32), factored 32 / G at a time; SoA C = 16 (the line kernel)
-//     teams of 8 warps stage 16 consecutive elements at once, each entry a run of 16
-//     elements copied 16 bytes a thread, double-buffered, two elements a warp; SoA C = 32
-//     one element per warp, staged by the whole block (runs of 8 elements, a barrier
-//     each way; f32 double-buffered, the next round's copies in flight).
+//     bytes (2 f64, 4 f32), factored 32 / G at a time. SoA C = 16, 32 (the line kernel):
+//     teams of 8 or 16 warps stage 8 or 16 consecutive elements at once, each entry one
+//     run copied 16 bytes a thread, double-buffered (a barrier each way), 32 / G elements
+//     a warp.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -430,30 +429,21 @@ template <class T, int C>
 constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
-// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 16: the
-// line kernel (getrf_line_kernel, its own staging; 2 elements a warp); C = 24: a group
-// of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA C = 32: one
-// element per warp, staged by the whole block (runs of 8 warps' elements per load, one
-// barrier before and one after the factorisation; f32 double-buffered, f64's second
-// buffer would not fit 16 warps): per-warp groups of 32-byte runs do not fit (f64:
-// 37 KB a warp), and 8-byte runs read each sector four times.
+// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
+// group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
+// C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
     return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 2 : c <= 24 ? 16 / type_bytes : 1;
 }
-// Warps per block of the SoA C = 32 kernel (staged by the block).
-constexpr int kBlockStagedWarps = 8;
 
 template <class T, int C, bool SOA>
 struct WarpShape {
     static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
-    static_assert(!(SOA && C == 16), "SoA C = 16: getrf_line_kernel");
+    static_assert(!SOA || C == 24, "SoA C = 16, 32: getrf_line_kernel");
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
-    static constexpr bool BS = SOA && C == 32;  // staged by the block
-    // Staging buffers: SoA f32 C = 32 double-buffered (f64 C = 32's would not fit).
-    static constexpr int NB = BS && sizeof(T) == 4 ? 2 : 1;
-    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements a buffer, EPT at a time
-    static_assert(NS % EPT == 0 && (SOA || NS == EPT) && (!BS || NS == 1), "whole rounds of EPT elements");
+    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements staged, EPT at a time
+    static_assert(NS % EPT == 0 && (SOA || NS == EPT), "whole rounds of EPT elements");
     // Rows C + W apart, so that a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
     // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32). SoA groups (f32
     // C = 24): slots 32 / NS entries more than a matrix apart, so that
@@ -465,14 +455,10 @@ struct WarpShape {
     static constexpr int MS = C * LD + (SOA && NS > 1 && sizeof(T) == 4 ? 32 / NS : 0);
     // The warp's region: two pivot-row buffers per element in flight (the columns
     // alternate between them, so that one __syncwarp per column orders writer and
-    // readers), NB x NS matrix slots of MS entries, NS x C pivots (bytes). Block-staged: regions
-    // sizeof(T) words past a multiple of 32 banks, so that a staging load's 8 elements x 4
-    // columns (row-major) take as few wavefronts as its bytes.
+    // readers), NS matrix slots of MS entries, NS x C pivots (bytes).
     static constexpr int RB = C, BUFS = EPT * 2 * RB;
-    static constexpr int64_t PIV_OFF = int64_t(BUFS + NB * NS * MS) * int64_t(sizeof(T));
-    static constexpr int64_t BASE_BYTES = round16(PIV_OFF + int64_t(NS) * C);  // pivots: bytes
-    static constexpr int64_t TEAM_BYTES =
-        BS ? BASE_BYTES + 4 * ((int64_t(sizeof(T)) - BASE_BYTES / 4 % 32 + 32) % 32) : BASE_BYTES;
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + NS * MS) * int64_t(sizeof(T));
+    static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(NS) * C);  // pivots: bytes
     static_assert((BUFS * sizeof(T)) % 16 == 0 && (MS * sizeof(T)) % 16 == 0 && (LD * sizeof(T)) % 16 == 0 &&
                       TEAM_BYTES % 16 == 0,
                   "16-byte row loads");
@@ -543,42 +529,6 @@ __device__ __forceinline__ void put_slot_row(T *mat, int row, const T (&a)[C]) {
     }
 }
 
-// The SoA C = 32 kernel's staging by the block (one element per warp, warp w's element
-// eb + w in its region's slot), LOAD global -> shared by cp.async, else back: thread =
-// (c, q), q fastest over the block's elements, memory column c (rows 0 .. n - 1), so
-// that each load is 32 / tept columns of tept consecutive elements' entry. Then the
-// pivots, in memory order.
-template <class T, int C, bool LOAD>
-__device__ __forceinline__ void block_stage(const Mat<T> &m, const Piv &pv, int n, int64_t eb, int64_t batch,
-                                            unsigned char *smem, int tid, int tt, int tept, int buffer) {
-    using S = WarpShape<T, C, true>;
-    static_assert(S::BS && S::NS == 1 && S::EPT == 1, "one element per warp");
-    if (const int q = tid % tept; eb + q < batch) {
-        const int64_t e = eb + q;
-        T *const slot = reinterpret_cast<T *>(smem + int64_t(q) * S::TEAM_BYTES) + S::BUFS + buffer * S::MS;
-        const int64_t gstep = m.ld * m.stride;
-        const int sstep = m.row_major ? S::LD : 1, sc = m.row_major ? 1 : S::LD;
-        for (int c = tid / tept; c < n; c += tt / tept) {
-            T *gp = m.p + (int64_t(c) * m.stride + e);
-            int s = c * sc;
-#pragma unroll 4
-            for (int i = 0; i < n; ++i, gp += gstep, s += sstep) {
-                if (LOAD)
-                    copy_async(slot + s, gp);
-                else
-                    *gp = slot[s];
-            }
-        }
-    }
-    if (!LOAD)
-        for (int x = tid; x < tept * n; x += tt) {
-            const int q = pv.soa ? x % tept : x / n, i = pv.soa ? x / tept : x % n;
-            const int64_t e = eb + q;
-            const unsigned char *const ps = smem + int64_t(q) * S::TEAM_BYTES + S::PIV_OFF;
-            if (e < batch) pv.p[pv.soa ? i * pv.stride + e : e * n + i] = int(ps[i]) + 1;
-        }
-}
-
 // The column loop of the warp kernels: G lanes per element, lane r holding row r of
 // the element in a (row_ok: a row of an element in the batch), pos its current
 // position (in: r; out: the row's final position), buf the element's two pivot-row
@@ -631,14 +581,11 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
 // position j takes the pivot's old one. The pivot value and the next column's entry of
 // the pivot row come by shuffles; the rest of the pivot row from its lane through a
 // shared buffer (16-byte loads). Each warp stages its NS elements by cp.async (every load
-// in flight at once; SoA C = 32: the block stages, one barrier each way, f32 the next
-// round's while this one is factored) and factors them EPT at a time.
+// in flight at once) and factors them EPT at a time.
 template <class T, int C, bool SOA>
 __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     using Shape = WarpShape<T, C, SOA>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, NS = Shape::NS, MS = Shape::MS,
-                  RB = Shape::RB, NB = Shape::NB;
-    constexpr bool BS = Shape::BS;
+    constexpr int G = Shape::G, EPT = Shape::EPT, NS = Shape::NS, MS = Shape::MS, RB = Shape::RB;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n;
@@ -647,36 +594,18 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     T *const buf = reinterpret_cast<T *>(region) + q * 2 * RB;  // this lane's element's row buffers
     T *const slots = reinterpret_cast<T *>(region) + Shape::BUFS;
     unsigned char *const pivsh = region + Shape::PIV_OFF;
-    int cb = 0;  // the staging buffer of this round (NB = 2)
-    const int tid = int(threadIdx.x), tt = int(blockDim.x);
-    static_assert(NB == 1 || BS, "double-buffered only when staged by the block");
-    if constexpr (NB == 2)
-        block_stage<T, C, true>(g.a, g.piv, n, int64_t(blockIdx.x) * per_block, g.batch, lu_smem, tid, tt, teams, 0);
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * NS;
-        T *const cur = slots + cb * (NS * MS);
-        if constexpr (BS && NB == 2) {
-            // As below, for the block: every thread's previous copy back finished before
-            // this barrier.
-            copy_async_wait();
-            __syncthreads();
-            block_stage<T, C, true>(g.a, g.piv, n, eb + step, g.batch, lu_smem, tid, tt, teams, cb ^ 1);
-        } else if constexpr (BS) {
-            block_stage<T, C, true>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, 0);
-            copy_async_wait();
-            __syncthreads();
-        } else {
-            warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, cur, lane);
-            copy_async_wait();
-            __syncwarp();
-        }
+        warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, slots, lane);
+        copy_async_wait();
+        __syncwarp();
 #pragma unroll 1
         for (int k = 0; k < NS; k += EPT) {
             if (NS > EPT && e0 + k >= g.batch) break;  // uniform over the warp
             const int qs = k + q;          // this lane's element among the staged
             const int64_t e = e0 + qs;
-            T *const mat = cur + qs * MS;
+            T *const mat = slots + qs * MS;
             const bool row_ok = e < g.batch && r < n;
             T a[C];
             if (row_ok) {
@@ -698,35 +627,30 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
             // buffer this round's last columns read.
             __syncwarp();
         }
-        if constexpr (BS) {
-            __syncthreads();
-            block_stage<T, C, false>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, cb);
-            if (NB == 1) __syncthreads();  // the next round's copies land where this one's were read
-        } else {
-            warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, cur, lane);
-            store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
-            __syncwarp();  // the next copies land where this one's were read
-        }
-        cb ^= NB - 1;
+        warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, slots, lane);
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
+        __syncwarp();  // the next copies land where this one's were read
     }
 }
 
 // ---------------------------------------------------------------------------------
-// getrf, warp-group, SoA C = 16: teams of kLineWarps warps stage E = 2 kLineWarps
-// consecutive elements at once, each entry a run of E elements (f64: 128 bytes, a whole
-// line; f32: 64 bytes) copied 16 bytes a lane, double-buffered (the next round's copies
-// in flight while this one is factored). The per-warp groups of 32-byte runs moved four
-// times the line requests a byte of the AoS kernel and took 1.5 to 2 times as long.
-
-constexpr int kLineWarps = 8;
-
+// getrf, warp-group, SoA C = 16 and 32 (the line kernel): teams of NW warps stage E =
+// NW x EPT consecutive elements at once, each entry a run of E elements copied 16 bytes
+// a thread, double-buffered (the next round's copies in flight while this one is
+// factored): C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64);
+// C = 32 f32 16 warps, 16 elements (64 bytes), f64 8 warps, 8 elements (64 bytes), one
+// team an SM (137 KB). Per-warp groups of 32-byte runs (C = 16) and block staging 4 or 8
+// bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
+// kernel and took 1.4 to 1.9 times as long.
 template <class T, int C>
 struct LineShape {
-    static_assert(C == 16, "one warp factors two elements");
-    static constexpr int G = 16, EPT = 32 / G, E = kLineWarps * EPT, W = 16 / int(sizeof(T)), TT = kLineWarps * 32;
+    static_assert(C == 16 || C == 32, "the line kernel's column counts");
+    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = C <= 16 || sizeof(T) == 8 ? 8 : 16, E = NW * EPT,
+                         W = 16 / int(sizeof(T)), TT = NW * 32;
     // The stage: logical (i, k) of the team's element q at i * RS + k * E + q, so that a
-    // run of W elements is 16 contiguous bytes; RS = C E + W puts a warp's row reads (16
-    // rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8 rows.
+    // run of W elements is 16 contiguous bytes; RS = C E + W puts a warp's row reads at C
+    // = 16 (16 rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8
+    // rows (C = 32: 4-way conflicts, once a row per element).
     static constexpr int RS = C * E + W, STAGE = C * RS;
     // The team's region: the elements' pivot-row buffers (two of C each), two stages, the
     // pivots (bytes, C per element).
@@ -770,7 +694,7 @@ __device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, i
     }
 }
 
-// Each warp factors two of its team's elements (factor_rows, as the warp kernel), reading
+// Each warp factors EPT of its team's elements (factor_rows, as the warp kernel), reading
 // its rows from the stage and writing them back at their final positions; two barriers a
 // round (the stage is ready / factored), the copy back and the pivots in memory order.
 template <class T, int C>
@@ -1004,11 +928,11 @@ KernelSpec getrf_thread_for(int n, bool soa) {
         return n == N ? getrf_thread<T, N>(soa) : getrf_thread_for<T, N - 1>(n, soa);
 }
 
-template <class T>
+template <class T, int C>
 KernelSpec getrf_line() {
-    using Shape = LineShape<T, 16>;
+    using Shape = LineShape<T, C>;
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&getrf_line_kernel<T, 16>);
+    k.fn = reinterpret_cast<const void *>(&getrf_line_kernel<T, C>);
     k.group = Shape::G;
     k.unit_threads = Shape::TT;
     k.unit_elements = Shape::E;
@@ -1032,9 +956,9 @@ KernelSpec getrf_warp() {
 template <class T>
 KernelSpec getrf_warp_for(int n, bool soa) {
     const int c = warp_columns(n);
-    if (c == 16) return soa ? getrf_line<T>() : getrf_warp<T, 16, false>();
+    if (c == 16) return soa ? getrf_line<T, 16>() : getrf_warp<T, 16, false>();
     if (c == 24) return soa ? getrf_warp<T, 24, true>() : getrf_warp<T, 24, false>();
-    return soa ? getrf_warp<T, 32, true>() : getrf_warp<T, 32, false>();
+    return soa ? getrf_line<T, 32>() : getrf_warp<T, 32, false>();
 }
 
 KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
@@ -1064,12 +988,10 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
                             "shared through shared memory",
                             n, k.group,
                             !soa ? "by each warp"
-                            : warp_columns(n) == 32
-                                ? fmt::format("by the whole block, {} warps' elements per load", kBlockStagedWarps)
-                            : warp_columns(n) == 16
+                            : warp_columns(n) != 24
                                 ? fmt::format("by teams of {} warps, {} consecutive elements double-buffered, each entry "
                                               "copied as one run",
-                                              kLineWarps, k.unit_elements)
+                                              k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
     } else {
         const int S = n <= 64 ? 128 : 256;
@@ -1217,13 +1139,12 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
     // SoA under the warp-group kernel: C = 24 (groups of 16 bytes) a 32-byte sector's
     // elements in warps of one block, so that the sector's other half is read through the
-    // same L1 at about the same time (C = 16: the line kernel's unit is a team of 8 warps); C = 32 (staged by
-    // the block) blocks of kBlockStagedWarps warps, whose loads are runs of 8 elements.
+    // same L1 at about the same time (C = 16, 32: the line kernel, whose unit is a team).
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
-    const int units_min = k.model != Model::WarpGroup || !pb.a.soa ? 1
-                          : warp_columns(int(pb.n)) == 32     ? kBlockStagedWarps
-                                                                : std::max(1, 32 / (int(k.unit_elements) * tb));
+    const int units_min = k.model != Model::WarpGroup || !pb.a.soa || warp_columns(int(pb.n)) != 24
+                              ? 1
+                              : std::max(1, 32 / (int(k.unit_elements) * tb));
     return plan_kernel(k, pb.batch, device, occupancy_target, units_min, fmt::format("batched getrf n={}", pb.n));
 }
 
