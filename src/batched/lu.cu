@@ -55,6 +55,7 @@
 #include "batched/cuda.hpp"
 #include "batched/launch.cuh"
 #include "batched/walker.cuh"
+#include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 
 namespace apairs::batched {
@@ -431,7 +432,9 @@ constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
-// C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp).
+// C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
+// on devices whose blocks cannot hold its team (137 KB at C = 32), this kernel with EPT
+// elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
     return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 2 : c <= 24 ? 16 / type_bytes : 1;
@@ -440,7 +443,7 @@ __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
 template <class T, int C, bool SOA>
 struct WarpShape {
     static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
-    static_assert(!SOA || C == 24, "SoA C = 16, 32: getrf_line_kernel");
+    // SoA C = 16, 32 here only where the line kernel's team does not fit a block.
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
     static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements staged, EPT at a time
     static_assert(NS % EPT == 0 && (SOA || NS == EPT), "whole rounds of EPT elements");
@@ -952,16 +955,24 @@ KernelSpec getrf_warp() {
     return k;
 }
 
-// n from 9 (past every thread-per-element size) to 32.
-template <class T>
-KernelSpec getrf_warp_for(int n, bool soa) {
-    const int c = warp_columns(n);
-    if (c == 16) return soa ? getrf_line<T, 16>() : getrf_warp<T, 16, false>();
-    if (c == 24) return soa ? getrf_warp<T, 24, true>() : getrf_warp<T, 24, false>();
-    return soa ? getrf_line<T, 32>() : getrf_warp<T, 32, false>();
+// n from 9 (past every thread-per-element size) to 32; SoA C = 16, 32: the line kernel
+// where its team fits `max_shared` bytes.
+template <class T, int C>
+KernelSpec getrf_warp_c(bool soa, int64_t max_shared) {
+    if constexpr (C != 24)
+        if (soa && LineShape<T, C>::TEAM_BYTES <= max_shared) return getrf_line<T, C>();
+    return soa ? getrf_warp<T, C, true>() : getrf_warp<T, C, false>();
 }
 
-KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
+template <class T>
+KernelSpec getrf_warp_for(int n, bool soa, int64_t max_shared) {
+    const int c = warp_columns(n);
+    return c == 16 ? getrf_warp_c<T, 16>(soa, max_shared)
+           : c == 24 ? getrf_warp_c<T, 24>(soa, max_shared)
+                     : getrf_warp_c<T, 32>(soa, max_shared);
+}
+
+KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_shared) {
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
@@ -980,7 +991,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
                                 : "each warp staging its 32 elements through shared memory by cp.async, whole "
                                   "elements or rows per load");
     } else if (n <= 32) {
-        k = f64 ? getrf_warp_for<double>(n, soa) : getrf_warp_for<float>(n, soa);  // unit: a warp or a team
+        k = f64 ? getrf_warp_for<double>(n, soa, max_shared) : getrf_warp_for<float>(n, soa, max_shared);
         k.model = Model::WarpGroup;
         k.name = fmt::format("getrf_warp<{}, {} lanes per element>", tname(dtype), k.group);
         k.why = fmt::format("n = {} (at most 32): {} lanes per element, one row each in registers, staged by "
@@ -988,7 +999,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
                             "shared through shared memory",
                             n, k.group,
                             !soa ? "by each warp"
-                            : warp_columns(n) != 24
+                            : k.unit_threads > 32
                                 ? fmt::format("by teams of {} warps, {} consecutive elements double-buffered, each entry "
                                               "copied as one run",
                                               k.unit_threads / 32, k.unit_elements)
@@ -1137,12 +1148,14 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 }  // namespace
 
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
-    // SoA under the warp-group kernel: C = 24 (groups of 16 bytes) a 32-byte sector's
-    // elements in warps of one block, so that the sector's other half is read through the
-    // same L1 at about the same time (C = 16, 32: the line kernel, whose unit is a team).
-    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
+    // SoA staged per warp (C = 24, groups of 16 bytes; C = 16, 32 where the line kernel's
+    // team does not fit a block): a 32-byte sector's elements in warps of one block, so
+    // that the sector's other parts are read through the same L1 at about the same time.
+    // The line kernel's unit is already a team of 8 or 16 warps.
+    require_device(device);
+    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device).max_shared_per_block);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
-    const int units_min = k.model != Model::WarpGroup || !pb.a.soa || warp_columns(int(pb.n)) != 24
+    const int units_min = k.model != Model::WarpGroup || !pb.a.soa || k.unit_threads != 32
                               ? 1
                               : std::max(1, 32 / (int(k.unit_elements) * tb));
     return plan_kernel(k, pb.batch, device, occupancy_target, units_min, fmt::format("batched getrf n={}", pb.n));
