@@ -397,11 +397,33 @@ __device__ __forceinline__ unsigned group_reduce(unsigned v, int q) {
     }
 }
 
+// The lanes of this lane's group in a warp-wide ballot.
+template <int G>
+__device__ __forceinline__ unsigned group_bits(unsigned m, int q) {
+    if constexpr (G < 32) m &= ((1u << (G % 32)) - 1) << (q * G % 32);
+    return m;
+}
+
+// Whether every group of the ballot m has at most one lane set (uniform over the warp).
+template <int G>
+__device__ __forceinline__ bool one_per_group(unsigned m) {
+    bool one = true;
+#pragma unroll
+    for (int gq = 0; gq < 32 / G; ++gq) {
+        const unsigned b = group_bits<G>(m, gq);
+        one = one && (b & (b - 1)) == 0;
+    }
+    return one;
+}
+
 // The pivot's lane of this lane's group: the candidate with the largest key (|a|'s bits:
 // a NaN above every number), ties to the lowest position (the first row, as LAPACK's
 // i?amax); q G where the group has no candidate (an element past the batch). Keys of 8
 // bytes reduce in two 32-bit steps, the high words, then the low words of the rows whose
-// high word is the largest.
+// high word is the largest; where every group has one row with the largest high word
+// (almost always: ties need the exponent and 20 bits of the mantissa equal) that row is
+// the pivot, and the second step and the ties' step are skipped (a branch uniform over
+// the warp).
 template <int G, class K>
 __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     bool hit;
@@ -410,6 +432,11 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
         // Every lane takes part in every reduction (no short-circuit around them).
         const unsigned mh = group_reduce<G, true>(hi, q);
         const bool top = cand && hi == mh;
+        const unsigned tops = __ballot_sync(kFull, top);
+        if (one_per_group<G>(tops)) {
+            const unsigned m = group_bits<G>(tops, q);
+            return m ? __ffs(m) - 1 : q * G;
+        }
         const unsigned ml = group_reduce<G, true>(top ? lo : 0u, q);
         hit = top && lo == ml;
     } else {
@@ -419,8 +446,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     }
     // Ties (rare, but branching on them costs as much): the lowest position among the hits.
     const unsigned mp = group_reduce<G, false>(hit ? unsigned(pos) : 0xffffffffu, q);
-    unsigned m = __ballot_sync(kFull, hit && unsigned(pos) == mp);
-    if constexpr (G < 32) m &= ((1u << (G % 32)) - 1) << (q * G % 32);
+    const unsigned m = group_bits<G>(__ballot_sync(kFull, hit && unsigned(pos) == mp), q);
     return m ? __ffs(m) - 1 : q * G;
 }
 
