@@ -204,11 +204,17 @@ __device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, in
 // ---------------------------------------------------------------------------------
 // Asynchronous copies global -> shared (cp.async on sm_80 and later: every load of a
 // team in flight at once, no registers held), and the wait for all of them.
+// 16-byte copies (the line kernel's runs) bypass L1 and ask L2 for the whole 128-byte
+// line (a 64-byte run's other half is the next team's, read at about the same time).
 template <class T>
 __device__ __forceinline__ void copy_async(T *dst, const T *src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
+    if constexpr (sizeof(T) == 16)
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T)))
+                     : "memory");
 #else
     *dst = *src;
 #endif
