@@ -24,13 +24,13 @@
 //   getrf, n <= 32: warp-group, G = 16 or 32 lanes per element (C = 16, 24 or 32
 //     columns), lane r holding input row r in registers for good and its current position
 //     (rows swap by exchanging positions). Each warp stages its own elements by cp.async
-//     (but SoA C = 32), a thread per memory column walking its rows (every load in
+//     (but SoA C = 16, 32), a thread per memory column walking its rows (every load in
 //     flight at once, no registers held): AoS its 32 / G elements, a row of an element
-//     per load; SoA C = 16, 24 a group of consecutive elements whose entries are runs of
-//     32 bytes at C = 16 (4 f64, 8 f32), 16 at C = 24 (2 f64, 4 f32), factored 32 / G at
-//     a time; SoA C = 32 one element per warp, staged by the whole block (runs of 8
-//     elements, a barrier each way; f32 double-buffered, the next round's copies in
-//     flight).
+//     per load; SoA C = 24 a group of consecutive elements whose entries are runs of 16
+//     bytes (2 f64, 4 f32), factored 32 / G at a time. SoA C = 16, 32 (the line kernel):
+//     teams of 8 or 16 warps stage 8 or 16 consecutive elements at once, each entry one
+//     run copied 16 bytes a thread, double-buffered (a barrier each way), 32 / G elements
+//     a warp.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -55,6 +55,7 @@
 #include "batched/cuda.hpp"
 #include "batched/launch.cuh"
 #include "batched/walker.cuh"
+#include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 
 namespace apairs::batched {
@@ -203,11 +204,17 @@ __device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, in
 // ---------------------------------------------------------------------------------
 // Asynchronous copies global -> shared (cp.async on sm_80 and later: every load of a
 // team in flight at once, no registers held), and the wait for all of them.
+// 16-byte copies (the line kernel's runs) bypass L1 and ask L2 for the whole 128-byte
+// line (a 64-byte run's other half is the next team's, read at about the same time).
 template <class T>
 __device__ __forceinline__ void copy_async(T *dst, const T *src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
+    if constexpr (sizeof(T) == 16)
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T)))
+                     : "memory");
 #else
     *dst = *src;
 #endif
@@ -396,11 +403,33 @@ __device__ __forceinline__ unsigned group_reduce(unsigned v, int q) {
     }
 }
 
+// The lanes of this lane's group in a warp-wide ballot.
+template <int G>
+__device__ __forceinline__ unsigned group_bits(unsigned m, int q) {
+    if constexpr (G < 32) m &= ((1u << (G % 32)) - 1) << (q * G % 32);
+    return m;
+}
+
+// Whether every group of the ballot m has at most one lane set (uniform over the warp).
+template <int G>
+__device__ __forceinline__ bool one_per_group(unsigned m) {
+    bool one = true;
+#pragma unroll
+    for (int gq = 0; gq < 32 / G; ++gq) {
+        const unsigned b = group_bits<G>(m, gq);
+        one = one && (b & (b - 1)) == 0;
+    }
+    return one;
+}
+
 // The pivot's lane of this lane's group: the candidate with the largest key (|a|'s bits:
 // a NaN above every number), ties to the lowest position (the first row, as LAPACK's
 // i?amax); q G where the group has no candidate (an element past the batch). Keys of 8
 // bytes reduce in two 32-bit steps, the high words, then the low words of the rows whose
-// high word is the largest.
+// high word is the largest; where every group has one row with the largest high word
+// (almost always: ties need the exponent and 20 bits of the mantissa equal) that row is
+// the pivot, and the second step and the ties' step are skipped (a branch uniform over
+// the warp).
 template <int G, class K>
 __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     bool hit;
@@ -409,6 +438,11 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
         // Every lane takes part in every reduction (no short-circuit around them).
         const unsigned mh = group_reduce<G, true>(hi, q);
         const bool top = cand && hi == mh;
+        const unsigned tops = __ballot_sync(kFull, top);
+        if (one_per_group<G>(tops)) {
+            const unsigned m = group_bits<G>(tops, q);
+            return m ? __ffs(m) - 1 : q * G;
+        }
         const unsigned ml = group_reduce<G, true>(top ? lo : 0u, q);
         hit = top && lo == ml;
     } else {
@@ -418,8 +452,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     }
     // Ties (rare, but branching on them costs as much): the lowest position among the hits.
     const unsigned mp = group_reduce<G, false>(hit ? unsigned(pos) : 0xffffffffu, q);
-    unsigned m = __ballot_sync(kFull, hit && unsigned(pos) == mp);
-    if constexpr (G < 32) m &= ((1u << (G % 32)) - 1) << (q * G % 32);
+    const unsigned m = group_bits<G>(__ballot_sync(kFull, hit && unsigned(pos) == mp), q);
     return m ? __ffs(m) - 1 : q * G;
 }
 
@@ -429,51 +462,38 @@ template <class T, int C>
 constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
-// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 16: a
-// group of consecutive elements whose entries are runs of 32 bytes (f64: 4, f32: 8),
-// whole sectors (16-byte runs, double-buffered, took twice the time: a sector's halves
-// read by different warps); C = 24: runs of 16 bytes (f64: 2, f32: 4); SoA C = 32: one
-// element per warp, staged by the whole block (runs of 8 warps' elements per load, one
-// barrier before and one after the factorisation; f32 double-buffered, f64's second
-// buffer would not fit 16 warps): per-warp groups of 32-byte runs do not fit (f64:
-// 37 KB a warp), and 8-byte runs read each sector four times.
+// once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
+// group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
+// C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
+// on devices whose blocks cannot hold its team (137 KB at C = 32), this kernel with EPT
+// elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
-    return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 32 / type_bytes : c <= 24 ? 16 / type_bytes : 1;
+    return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 2 : c <= 24 ? 16 / type_bytes : 1;
 }
-// Warps per block of the SoA C = 32 kernel (staged by the block).
-constexpr int kBlockStagedWarps = 8;
 
 template <class T, int C, bool SOA>
 struct WarpShape {
     static_assert(C == 16 || C == 24 || C == 32, "the warp kernel's column counts");
+    // SoA C = 16, 32 here only where the line kernel's team does not fit a block.
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / int(sizeof(T));
-    static constexpr bool BS = SOA && C == 32;  // staged by the block
-    // Staging buffers: SoA f32 C = 32 double-buffered (f64 C = 32's would not fit).
-    static constexpr int NB = BS && sizeof(T) == 4 ? 2 : 1;
-    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements a buffer, EPT at a time
-    static_assert(NS % EPT == 0 && (SOA || NS == EPT) && (!BS || NS == 1), "whole rounds of EPT elements");
+    static constexpr int NS = warp_staged(C, int(sizeof(T)), SOA);  // elements staged, EPT at a time
+    static_assert(NS % EPT == 0 && (SOA || NS == EPT), "whole rounds of EPT elements");
     // Rows C + W apart, so that a quarter warp's 16-byte row reads (8 lanes, 8 rows) hit 8
-    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32); SoA f32 C = 16
-    // rows C apart (its slots in fewer bytes; the row reads are once an element). SoA
-    // groups (C = 16, f32 C = 24): slots 32 / NS entries more than a matrix apart, so that
+    // distinct groups of banks ((C + W) / W is odd for C = 16, 24, 32). SoA groups (f32
+    // C = 24): slots 32 / NS entries more than a matrix apart, so that
     // a staging load's NS elements x 32 / NS columns spread over the banks (f64 C = 24: 2
     // elements x 16 columns take two wavefronts, as their bytes do, with no padding).
-    static constexpr int LD = SOA && C == 16 && sizeof(T) == 4 ? C : C + W;
+    static constexpr int LD = C + W;
     // (row, col) of a slot.
     __host__ __device__ static constexpr int at(int row, int col) { return row * LD + col; }
-    static constexpr int MS = C * LD + (SOA && NS > 1 && (C == 16 || sizeof(T) == 4) ? 32 / NS : 0);
+    static constexpr int MS = C * LD + (SOA && NS > 1 && sizeof(T) == 4 ? 32 / NS : 0);
     // The warp's region: two pivot-row buffers per element in flight (the columns
     // alternate between them, so that one __syncwarp per column orders writer and
-    // readers), NB x NS matrix slots of MS entries, NS x C pivots (bytes: f32 C = 16
-    // then fits 26 warps an SM, not 24). Block-staged: regions
-    // sizeof(T) words past a multiple of 32 banks, so that a staging load's 8 elements x 4
-    // columns (row-major) take as few wavefronts as its bytes.
+    // readers), NS matrix slots of MS entries, NS x C pivots (bytes).
     static constexpr int RB = C, BUFS = EPT * 2 * RB;
-    static constexpr int64_t PIV_OFF = int64_t(BUFS + NB * NS * MS) * int64_t(sizeof(T));
-    static constexpr int64_t BASE_BYTES = round16(PIV_OFF + int64_t(NS) * C);  // pivots: bytes
-    static constexpr int64_t TEAM_BYTES =
-        BS ? BASE_BYTES + 4 * ((int64_t(sizeof(T)) - BASE_BYTES / 4 % 32 + 32) % 32) : BASE_BYTES;
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + NS * MS) * int64_t(sizeof(T));
+    static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(NS) * C);  // pivots: bytes
     static_assert((BUFS * sizeof(T)) % 16 == 0 && (MS * sizeof(T)) % 16 == 0 && (LD * sizeof(T)) % 16 == 0 &&
                       TEAM_BYTES % 16 == 0,
                   "16-byte row loads");
@@ -496,8 +516,8 @@ __device__ __forceinline__ void put_row(T *buf, const T (&a)[C], int from = 0) {
 // column c (rows 0 .. n - 1 of the memory grid) of staged element q, global g + i gstep
 // <-> shared q MS + c sc + i sstep. AoS: lane = (q, c), G lanes an element, a row of an
 // element per warp load. SoA: lane = (c, q), q fastest, memory columns c, c + 32 / NS,
-// ...: each load is 32 / NS runs of NS consecutive elements' entry (C = 16: 32 bytes,
-// whole sectors; C = 24: 16 bytes, a sector's half).
+// ...: each load is 32 / NS runs of NS consecutive elements' entry (C = 24: 16 bytes, a
+// sector's half).
 template <class T, int C, bool SOA, bool LOAD>
 __device__ __forceinline__ void warp_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *slots, int lane) {
     using S = WarpShape<T, C, SOA>;
@@ -544,40 +564,49 @@ __device__ __forceinline__ void put_slot_row(T *mat, int row, const T (&a)[C]) {
     }
 }
 
-// The SoA C = 32 kernel's staging by the block (one element per warp, warp w's element
-// eb + w in its region's slot), LOAD global -> shared by cp.async, else back: thread =
-// (c, q), q fastest over the block's elements, memory column c (rows 0 .. n - 1), so
-// that each load is 32 / tept columns of tept consecutive elements' entry. Then the
-// pivots, in memory order.
-template <class T, int C, bool LOAD>
-__device__ __forceinline__ void block_stage(const Mat<T> &m, const Piv &pv, int n, int64_t eb, int64_t batch,
-                                            unsigned char *smem, int tid, int tt, int tept, int buffer) {
-    using S = WarpShape<T, C, true>;
-    static_assert(S::BS && S::NS == 1 && S::EPT == 1, "one element per warp");
-    if (const int q = tid % tept; eb + q < batch) {
-        const int64_t e = eb + q;
-        T *const slot = reinterpret_cast<T *>(smem + int64_t(q) * S::TEAM_BYTES) + S::BUFS + buffer * S::MS;
-        const int64_t gstep = m.ld * m.stride;
-        const int sstep = m.row_major ? S::LD : 1, sc = m.row_major ? 1 : S::LD;
-        for (int c = tid / tept; c < n; c += tt / tept) {
-            T *gp = m.p + (int64_t(c) * m.stride + e);
-            int s = c * sc;
-#pragma unroll 4
-            for (int i = 0; i < n; ++i, gp += gstep, s += sstep) {
-                if (LOAD)
-                    copy_async(slot + s, gp);
-                else
-                    *gp = slot[s];
+// The column loop of the warp kernels: G lanes per element, lane r holding row r of
+// the element in a (row_ok: a row of an element in the batch), pos its current
+// position (in: r; out: the row's final position), buf the element's two pivot-row
+// buffers (C entries each), piv[j] the pivot's position of column j. Returns info.
+// Every lane of the warp takes part (the reductions and shuffles are warp-wide).
+template <class T, int C, int G>
+__device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q, int lane, int n, T *buf,
+                                           unsigned char *piv, int &pos) {
+    constexpr int W = 16 / int(sizeof(T));
+    int info = 0;
+#pragma unroll
+    for (int j = 0; j < C; ++j) {
+        if (j >= n) break;  // uniform: n is the same for every lane
+        const bool cand = row_ok && pos >= j;
+        const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
+        const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
+        const T d = __shfl_sync(kFull, a[j], pl);
+        // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
+        constexpr bool NX = kNextByShuffle<T, C>;
+        const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
+        T *const rowbuf = buf + (j & 1) * C;
+        const bool piv_lane = lane == pl && row_ok;
+        if (piv_lane) {
+            piv[j] = pp;
+            put_row(rowbuf, a, j + (NX ? 2 : 1));
+        }
+        if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
+        __syncwarp();
+        if ((d == T(0) || d != d) && info == 0) info = j + 1;
+        if (row_ok && pos > j) {
+            const T l = a[j] / pivot_divisor(d);
+            a[j] = l;
+            if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
+#pragma unroll
+            for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
+                const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
+#pragma unroll
+                for (int w = 0; w < W; ++w)
+                    if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
             }
         }
     }
-    if (!LOAD)
-        for (int x = tid; x < tept * n; x += tt) {
-            const int q = pv.soa ? x % tept : x / n, i = pv.soa ? x / tept : x % n;
-            const int64_t e = eb + q;
-            const unsigned char *const ps = smem + int64_t(q) * S::TEAM_BYTES + S::PIV_OFF;
-            if (e < batch) pv.p[pv.soa ? i * pv.stride + e : e * n + i] = int(ps[i]) + 1;
-        }
+    return info;
 }
 
 // Rows are never moved between lanes: lane r keeps row r of the input and `pos`, the
@@ -587,14 +616,11 @@ __device__ __forceinline__ void block_stage(const Mat<T> &m, const Piv &pv, int 
 // position j takes the pivot's old one. The pivot value and the next column's entry of
 // the pivot row come by shuffles; the rest of the pivot row from its lane through a
 // shared buffer (16-byte loads). Each warp stages its NS elements by cp.async (every load
-// in flight at once; SoA C = 32: the block stages, one barrier each way, f32 the next
-// round's while this one is factored) and factors them EPT at a time.
+// in flight at once) and factors them EPT at a time.
 template <class T, int C, bool SOA>
 __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     using Shape = WarpShape<T, C, SOA>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, NS = Shape::NS, MS = Shape::MS,
-                  RB = Shape::RB, NB = Shape::NB;
-    constexpr bool BS = Shape::BS;
+    constexpr int G = Shape::G, EPT = Shape::EPT, NS = Shape::NS, MS = Shape::MS, RB = Shape::RB;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n;
@@ -603,36 +629,18 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     T *const buf = reinterpret_cast<T *>(region) + q * 2 * RB;  // this lane's element's row buffers
     T *const slots = reinterpret_cast<T *>(region) + Shape::BUFS;
     unsigned char *const pivsh = region + Shape::PIV_OFF;
-    int cb = 0;  // the staging buffer of this round (NB = 2)
-    const int tid = int(threadIdx.x), tt = int(blockDim.x);
-    static_assert(NB == 1 || BS, "double-buffered only when staged by the block");
-    if constexpr (NB == 2)
-        block_stage<T, C, true>(g.a, g.piv, n, int64_t(blockIdx.x) * per_block, g.batch, lu_smem, tid, tt, teams, 0);
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * NS;
-        T *const cur = slots + cb * (NS * MS);
-        if constexpr (BS && NB == 2) {
-            // As below, for the block: every thread's previous copy back finished before
-            // this barrier.
-            copy_async_wait();
-            __syncthreads();
-            block_stage<T, C, true>(g.a, g.piv, n, eb + step, g.batch, lu_smem, tid, tt, teams, cb ^ 1);
-        } else if constexpr (BS) {
-            block_stage<T, C, true>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, 0);
-            copy_async_wait();
-            __syncthreads();
-        } else {
-            warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, cur, lane);
-            copy_async_wait();
-            __syncwarp();
-        }
+        warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, slots, lane);
+        copy_async_wait();
+        __syncwarp();
 #pragma unroll 1
         for (int k = 0; k < NS; k += EPT) {
             if (NS > EPT && e0 + k >= g.batch) break;  // uniform over the warp
             const int qs = k + q;          // this lane's element among the staged
             const int64_t e = e0 + qs;
-            T *const mat = cur + qs * MS;
+            T *const mat = slots + qs * MS;
             const bool row_ok = e < g.batch && r < n;
             T a[C];
             if (row_ok) {
@@ -644,39 +652,8 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 #pragma unroll
                 for (int kk = 0; kk < C; ++kk) a[kk] = T(0);
             }
-            int info = 0, pos = r;
-#pragma unroll
-            for (int j = 0; j < C; ++j) {
-                if (j >= n) break;  // uniform: n is the same for every lane
-                const bool cand = row_ok && pos >= j;
-                const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
-                const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
-                const T d = __shfl_sync(kFull, a[j], pl);
-                // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
-                constexpr bool NX = kNextByShuffle<T, C>;
-                const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
-                T *const rowbuf = buf + (j & 1) * RB;
-                const bool piv_lane = lane == pl && row_ok;
-                if (piv_lane) {
-                    pivsh[qs * C + j] = pp;
-                    put_row(rowbuf, a, j + (NX ? 2 : 1));
-                }
-                if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
-                __syncwarp();
-                if ((d == T(0) || d != d) && info == 0) info = j + 1;
-                if (row_ok && pos > j) {
-                    const T l = a[j] / pivot_divisor(d);
-                    a[j] = l;
-                    if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
-#pragma unroll
-                    for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
-                        const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
-#pragma unroll
-                        for (int w = 0; w < W; ++w)
-                            if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
-                    }
-                }
-            }
+            int pos = r;
+            const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
             // The slot was last read before the first column's __syncwarp: the rows land
             // at their final positions.
             if (row_ok) put_slot_row<Shape>(mat, pos, a);
@@ -685,16 +662,118 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
             // buffer this round's last columns read.
             __syncwarp();
         }
-        if constexpr (BS) {
-            __syncthreads();
-            block_stage<T, C, false>(g.a, g.piv, n, eb, g.batch, lu_smem, tid, tt, teams, cb);
-            if (NB == 1) __syncthreads();  // the next round's copies land where this one's were read
+        warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, slots, lane);
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
+        __syncwarp();  // the next copies land where this one's were read
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrf, warp-group, SoA C = 16 and 32 (the line kernel): teams of NW warps stage E =
+// NW x EPT consecutive elements at once, each entry a run of E elements copied 16 bytes
+// a thread, double-buffered (the next round's copies in flight while this one is
+// factored): C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64);
+// C = 32 f32 16 warps, 16 elements (64 bytes), f64 8 warps, 8 elements (64 bytes), one
+// team an SM (137 KB). Per-warp groups of 32-byte runs (C = 16) and block staging 4 or 8
+// bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
+// kernel and took 1.4 to 1.9 times as long.
+template <class T, int C>
+struct LineShape {
+    static_assert(C == 16 || C == 32, "the line kernel's column counts");
+    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = C <= 16 || sizeof(T) == 8 ? 8 : 16, E = NW * EPT,
+                         W = 16 / int(sizeof(T)), TT = NW * 32;
+    // The stage: logical (i, k) of the team's element q at i * RS + k * E + q, so that a
+    // run of W elements is 16 contiguous bytes; RS = C E + W puts a warp's row reads at C
+    // = 16 (16 rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8
+    // rows (C = 32: 4-way conflicts, once a row per element).
+    static constexpr int RS = C * E + W, STAGE = C * RS;
+    // The team's region: the elements' pivot-row buffers (two of C each), two stages, the
+    // pivots (bytes, C per element).
+    static constexpr int BUFS = E * 2 * C;
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + 2 * STAGE) * int64_t(sizeof(T));
+    static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(E) * C);
+    static_assert((BUFS * sizeof(T)) % 16 == 0 && (RS * sizeof(T)) % 16 == 0 && E % W == 0, "16-byte runs");
+};
+
+// The team's copy of elements e0 .. e0 + E - 1 (those below batch), LOAD global -> stage
+// by cp.async, else back: thread = (memory entry, group of W elements), the group fastest,
+// so that E / W threads cover an entry's run; 16 bytes a thread where the pointer and the
+// stride allow it and the group is whole, else element by element.
+template <class T, int C, bool LOAD>
+__device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *st, int tid,
+                                           bool vec) {
+    using S = LineShape<T, C>;
+    constexpr int GR = S::E / S::W;
+    if (e0 >= batch) return;
+    const int nv = batch - e0 < S::E ? int(batch - e0) : S::E, q0 = tid % GR * S::W;
+    if (q0 >= nv) return;
+    const bool whole = vec && q0 + S::W <= nv;
+    for (int x = tid / GR; x < n * n; x += S::TT / GR) {
+        const int mr = x / n, mc = x - mr * n;
+        const int i = m.row_major ? mr : mc, k = m.row_major ? mc : mr;
+        T *const gp = m.p + ((int64_t(mr) * m.ld + mc) * m.stride + e0 + q0);
+        T *const sp = st + (i * S::RS + k * S::E + q0);
+        if (whole) {
+            if (LOAD)
+                copy_async(reinterpret_cast<Pack<T> *>(sp), reinterpret_cast<const Pack<T> *>(gp));
+            else
+                *reinterpret_cast<Pack<T> *>(gp) = *reinterpret_cast<const Pack<T> *>(sp);
         } else {
-            warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, cur, lane);
-            store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
-            __syncwarp();  // the next copies land where this one's were read
+            for (int w = 0; w < S::W && q0 + w < nv; ++w) {
+                if (LOAD)
+                    copy_async(sp + w, gp + w);
+                else
+                    gp[w] = sp[w];
+            }
         }
-        cb ^= NB - 1;
+    }
+}
+
+// Each warp factors EPT of its team's elements (factor_rows, as the warp kernel), reading
+// its rows from the stage and writing them back at their final positions; two barriers a
+// round (the stage is ready / factored), the copy back and the pivots in memory order.
+template <class T, int C>
+__global__ void LU_MAXNREG getrf_line_kernel(const GetrfArgs<T> g) {
+    using S = LineShape<T, C>;
+    constexpr int G = S::G, EPT = S::EPT, E = S::E, TT = S::TT, RS = S::RS;
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int team = int(threadIdx.x) / TT, tid = int(threadIdx.x) % TT, teams = int(blockDim.x) / TT;
+    const int lane = tid % 32, q = lane / G, r = lane % G, n = g.n;
+    const int qs = tid / 32 * EPT + q;  // this lane's element among the team's
+    unsigned char *const region = lu_smem + team * S::TEAM_BYTES;
+    T *const buf = reinterpret_cast<T *>(region) + qs * 2 * C;
+    T *const stage = reinterpret_cast<T *>(region) + S::BUFS;
+    unsigned char *const pivsh = region + S::PIV_OFF;
+    const bool vec = reinterpret_cast<uintptr_t>(g.a.p) % 16 == 0 && g.a.stride % S::W == 0;
+    const int64_t per_block = int64_t(teams) * E, step = int64_t(gridDim.x) * per_block;
+    int cb = 0;
+    line_stage<T, C, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage, tid, vec);
+    for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
+        const int64_t e0 = eb + int64_t(team) * E, e = e0 + qs;
+        T *const cur = stage + cb * S::STAGE;
+        // This round's copies landed (each thread's own, then the barrier); the other
+        // stage was copied back before the barrier: the next round's copies go there.
+        copy_async_wait();
+        __syncthreads();
+        line_stage<T, C, true>(g.a, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
+        const bool row_ok = e < g.batch && r < n;
+        T a[C];
+#pragma unroll
+        for (int k = 0; k < C; ++k) a[k] = row_ok && k < n ? cur[r * RS + k * E + qs] : T(0);
+        // The rows were read before factor_rows' first __syncwarp: they land at their
+        // final positions over rows of the same element.
+        int pos = r;
+        const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
+        if (row_ok) {
+#pragma unroll
+            for (int k = 0; k < C; ++k)
+                if (k < n) cur[pos * RS + k * E + qs] = a[k];
+        }
+        if (r == 0 && e < g.batch) g.info[e] = info;
+        __syncthreads();
+        line_stage<T, C, false>(g.a, n, e0, g.batch, cur, tid, vec);
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, TT, E);
+        cb ^= 1;
     }
 }
 
@@ -885,26 +964,47 @@ KernelSpec getrf_thread_for(int n, bool soa) {
 }
 
 template <class T, int C>
-KernelSpec getrf_warp(bool soa) {
+KernelSpec getrf_line() {
+    using Shape = LineShape<T, C>;
     KernelSpec k;
-    k.fn = soa ? reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, true>)
-               : reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, false>);
-    using Shape = WarpShape<T, C, true>;
-    using AosShape = WarpShape<T, C, false>;
+    k.fn = reinterpret_cast<const void *>(&getrf_line_kernel<T, C>);
     k.group = Shape::G;
-    k.unit_elements = soa ? Shape::NS : AosShape::NS;
-    k.unit_shared = soa ? Shape::TEAM_BYTES : AosShape::TEAM_BYTES;
+    k.unit_threads = Shape::TT;
+    k.unit_elements = Shape::E;
+    k.unit_shared = Shape::TEAM_BYTES;
     return k;
 }
 
-// n from 9 (past every thread-per-element size) to 32.
-template <class T>
-KernelSpec getrf_warp_for(int n, bool soa) {
-    const int c = warp_columns(n);
-    return c == 16 ? getrf_warp<T, 16>(soa) : c == 24 ? getrf_warp<T, 24>(soa) : getrf_warp<T, 32>(soa);
+template <class T, int C, bool SOA>
+KernelSpec getrf_warp() {
+    using Shape = WarpShape<T, C, SOA>;
+    KernelSpec k;
+    k.fn = reinterpret_cast<const void *>(&getrf_warp_kernel<T, C, SOA>);
+    k.group = Shape::G;
+    k.unit_threads = 32;
+    k.unit_elements = Shape::NS;
+    k.unit_shared = Shape::TEAM_BYTES;
+    return k;
 }
 
-KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
+// n from 9 (past every thread-per-element size) to 32; SoA C = 16, 32: the line kernel
+// where its team fits `max_shared` bytes.
+template <class T, int C>
+KernelSpec getrf_warp_c(bool soa, int64_t max_shared) {
+    if constexpr (C != 24)
+        if (soa && LineShape<T, C>::TEAM_BYTES <= max_shared) return getrf_line<T, C>();
+    return soa ? getrf_warp<T, C, true>() : getrf_warp<T, C, false>();
+}
+
+template <class T>
+KernelSpec getrf_warp_for(int n, bool soa, int64_t max_shared) {
+    const int c = warp_columns(n);
+    return c == 16 ? getrf_warp_c<T, 16>(soa, max_shared)
+           : c == 24 ? getrf_warp_c<T, 24>(soa, max_shared)
+                     : getrf_warp_c<T, 32>(soa, max_shared);
+}
+
+KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_shared) {
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
@@ -923,17 +1023,18 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa) {
                                 : "each warp staging its 32 elements through shared memory by cp.async, whole "
                                   "elements or rows per load");
     } else if (n <= 32) {
-        k = f64 ? getrf_warp_for<double>(n, soa) : getrf_warp_for<float>(n, soa);
+        k = f64 ? getrf_warp_for<double>(n, soa, max_shared) : getrf_warp_for<float>(n, soa, max_shared);
         k.model = Model::WarpGroup;
-        k.unit_threads = 32;
         k.name = fmt::format("getrf_warp<{}, {} lanes per element>", tname(dtype), k.group);
         k.why = fmt::format("n = {} (at most 32): {} lanes per element, one row each in registers, staged by "
                             "cp.async through shared memory ({}), the pivot found by warp reductions and the pivot row "
                             "shared through shared memory",
                             n, k.group,
                             !soa ? "by each warp"
-                            : warp_columns(n) == 32
-                                ? fmt::format("by the whole block, {} warps' elements per load", kBlockStagedWarps)
+                            : k.unit_threads > 32
+                                ? fmt::format("by teams of {} warps, {} consecutive elements double-buffered, each entry "
+                                              "copied as one run",
+                                              k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
     } else {
         const int S = n <= 64 ? 128 : 256;
@@ -1079,15 +1180,16 @@ GetrfProblem getrf_of(const GesvProblem &pb) {
 }  // namespace
 
 CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_target) {
-    // SoA under the warp-group kernel: C = 24 (groups of 16 bytes) a 32-byte sector's
-    // elements in warps of one block, so that the sector's other half is read through the
-    // same L1 at about the same time (C = 16: whole sectors a warp); C = 32 (staged by
-    // the block) blocks of kBlockStagedWarps warps, whose loads are runs of 8 elements.
-    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa);
+    // SoA staged per warp (C = 24, groups of 16 bytes; C = 16, 32 where the line kernel's
+    // team does not fit a block): a 32-byte sector's elements in warps of one block, so
+    // that the sector's other parts are read through the same L1 at about the same time.
+    // The line kernel's unit is already a team of 8 or 16 warps.
+    require_device(device);
+    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device).max_shared_per_block);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
-    const int units_min = k.model != Model::WarpGroup || !pb.a.soa ? 1
-                          : warp_columns(int(pb.n)) == 32     ? kBlockStagedWarps
-                                                                : std::max(1, 32 / (int(k.unit_elements) * tb));
+    const int units_min = k.model != Model::WarpGroup || !pb.a.soa || k.unit_threads != 32
+                              ? 1
+                              : std::max(1, 32 / (int(k.unit_elements) * tb));
     return plan_kernel(k, pb.batch, device, occupancy_target, units_min, fmt::format("batched getrf n={}", pb.n));
 }
 

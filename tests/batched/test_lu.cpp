@@ -291,16 +291,20 @@ void check_all() {
     check_layout<T>(ctx.h, 12, 20011, Layout{false, true, 0, 2}, rng, worst);
     // Thread-per-element AoS staging with padded rows and elements, several rounds.
     check_layout<T>(ctx.h, 2, 50021, Layout{false, false, 1, 2}, rng, worst);
-    // The warp-group kernel's SoA staging (C = 16: each warp 4 or 8 consecutive elements,
-    // C = 24: 2 or 4, factored 1 or 2 at a time; C = 32: the block's elements, f32 the
-    // next round's copies while this one is factored): several grid-stride rounds with a
-    // partial last group, padded rows and strides in both orders, and batches smaller than
-    // one group.
+    // The warp-group kernel's SoA staging (C = 16, 32: teams of 8 or 16 consecutive
+    // elements, runs copied 16 bytes a thread where the stride is a multiple of 16 bytes'
+    // elements, else one by one, double-buffered; C = 24: each warp 2 or 4, factored 1 or
+    // 2 at a time): several grid-stride rounds with a partial last group and team, padded
+    // rows and strides in both orders (strides 30012, 4104 and 2008: 16-byte runs), and
+    // batches smaller than one group.
     check_layout<T>(ctx.h, 24, 4001, Layout{true, true, 0, 1}, rng, worst);
     check_layout<T>(ctx.h, 16, 3003, Layout{true, false, 2, 3}, rng, worst);
     check_layout<T>(ctx.h, 16, 30011, Layout{true, true, 0, 0}, rng, worst);
+    check_layout<T>(ctx.h, 16, 30010, Layout{true, true, 0, 2}, rng, worst);
+    check_layout<T>(ctx.h, 9, 4099, Layout{true, false, 1, 5}, rng, worst);
     check_layout<T>(ctx.h, 11, 27007, Layout{true, false, 1, 1}, rng, worst);
     check_layout<T>(ctx.h, 32, 2005, Layout{true, false, 1, 5}, rng, worst);
+    check_layout<T>(ctx.h, 27, 2003, Layout{true, true, 0, 5}, rng, worst);
     check_layout<T>(ctx.h, 30, 5003, Layout{true, true, 2, 3}, rng, worst);
     check_layout<T>(ctx.h, 15, 3, Layout{true, true, 1, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, 1, Layout{true, true, 0, 0}, rng, worst);
