@@ -217,6 +217,107 @@ __device__ __forceinline__ int64_t tri_at(const Tri<T> &a, int idx, int64_t e) {
 }
 
 // ---------------------------------------------------------------------------------
+// AoS staging of the thread kernels for N = 4 and 8 (N * N divides 32 or is a multiple
+// of it): the warp's 32 elements' N x N fast grids walked in memory order, position
+// z = lane + 32 k of the walk, so that every lane meets the same grid positions of every
+// element (N = 8: positions lane and lane + 32 of element k; N = 4: position lane % 16 of
+// element 2 k + lane / 16). Each lane works out its positions' offsets once (fast-grid
+// index, packed offset, logical column, or N in the other triangle, which is skipped);
+// a load or store then costs a predicate and an address, where the general walk
+// (Walker and a 64-bit offset per position) and the map's packed order (a division by
+// the entry count and a map read per entry) cost 15-25 instructions each. Elements'
+// bases advance by PER * stride (64-bit) per step; fast-grid indices fit in 32 bits
+// (map_fits).
+template <int N>
+struct GridWalk {
+    static constexpr int P = N * N, SUB = P >= 32 ? P / 32 : 1, PER = P >= 32 ? 1 : 32 / P, STEPS = 32 / PER;
+    static_assert(P % 32 == 0 || 32 % P == 0, "N * N divides 32 or is a multiple of it");
+    int goff[SUB], soff[SUB], col[SUB];
+    int h;  // this lane's element within a step (N = 4: lane / 16)
+    __device__ GridWalk(int lane, int ld, bool swap) {
+        h = P >= 32 ? 0 : lane / P;
+#pragma unroll
+        for (int s = 0; s < SUB; ++s) {
+            const int p = P >= 32 ? lane + 32 * s : lane % P, rr = p / N, c = p % N;
+            const int i = swap ? c : rr, j = swap ? rr : c;
+            goff[s] = rr * ld + c;
+            soff[s] = tri_off(i) + j;
+            col[s] = i >= j ? j : N;  // N: the other triangle, never loaded nor stored
+        }
+    }
+    // The stored triangles of elements e0 .. e0 + 31 (those below batch) into
+    // dst[q * es + tri_off(i) + j]: by cp.async (ASYNC) or CH steps of loads in flight
+    // through registers.
+    template <bool ASYNC, int CH, class T>
+    __device__ __forceinline__ void load(const Tri<T> &a, int64_t e0, int64_t batch, T *dst, int es) const {
+        // Steps k with k * PER < left exist (32-bit compares in the loops).
+        const int left = int(std::min<int64_t>(batch - e0 - h, 32));
+        const T *pe = a.p + (e0 + h) * a.stride;
+        const int64_t pstep = int64_t(PER) * a.stride;
+        if constexpr (ASYNC) {
+#pragma unroll 2
+            for (int k = 0; k < STEPS; ++k, pe += pstep)
+                if (k * PER < left)
+#pragma unroll
+                    for (int s = 0; s < SUB; ++s)
+                        if (col[s] < N)
+                            __pipeline_memcpy_async(dst + (k * PER + h) * es + soff[s], pe + goff[s], sizeof(T));
+        } else {
+            static_assert(STEPS % CH == 0, "whole chunks");
+#pragma unroll 1
+            for (int k0 = 0; k0 < STEPS; k0 += CH) {
+                T v[CH][SUB];
+#pragma unroll
+                for (int k = 0; k < CH; ++k)
+#pragma unroll
+                    for (int s = 0; s < SUB; ++s)
+                        v[k][s] = (k0 + k) * PER < left && col[s] < N ? pe[k * pstep + goff[s]] : T(0);
+#pragma unroll
+                for (int k = 0; k < CH; ++k)
+#pragma unroll
+                    for (int s = 0; s < SUB; ++s)
+                        if ((k0 + k) * PER < left && col[s] < N) dst[((k0 + k) * PER + h) * es + soff[s]] = v[k][s];
+                pe += CH * pstep;
+            }
+        }
+    }
+    // The copy-out of the same elements from src (a failed element, failsh[q] = j + 1:
+    // only its columns before j).
+    template <class T>
+    __device__ __forceinline__ void store(const Tri<T> &a, int64_t e0, int64_t batch, const T *src, int es,
+                                          const int *failsh) const {
+        const int left = int(std::min<int64_t>(batch - e0 - h, 32));
+        T *pe = a.p + (e0 + h) * a.stride;
+        const int64_t pstep = int64_t(PER) * a.stride;
+#pragma unroll 2
+        for (int k = 0; k < STEPS; ++k, pe += pstep)
+            if (k * PER < left) {
+                const int q = k * PER + h, f = failsh[q], lim = f == 0 ? N : f - 1;
+#pragma unroll
+                for (int s = 0; s < SUB; ++s)
+                    if (col[s] < lim) pe[goff[s]] = src[q * es + soff[s]];
+            }
+    }
+};
+
+template <int N>
+constexpr bool kGridWalk = N == 4 || N == 8;
+
+// Register budgets of the grid-walk instances: left alone, ptxas batches the walk's
+// loads and stores (and their 64-bit addresses) and takes 60-100 % more registers than
+// the general walk's instances, which costs warps per SM; these are the occupancies of the
+// general instances (f32 n = 8: 23 warps, the shared-memory limit; n = 4: 42; f64 sync
+// n = 8: 18; n = 4: 28).
+constexpr int grid_walk_regs(bool f64, bool sync, int n) {
+    return sync ? (n == 8 ? 112 : n == 4 ? 72 : 128) : f64 ? 128 : n == 8 ? 88 : n == 4 ? 48 : 128;
+}
+#if CUDART_VERSION >= 12040
+#define CHOL_GRID_MAXNREG(T, SYNC, N) __maxnreg__(grid_walk_regs(sizeof(T) == 8, SYNC, N))
+#else
+#define CHOL_GRID_MAXNREG(T, SYNC, N) __launch_bounds__(512)
+#endif
+
+// ---------------------------------------------------------------------------------
 // potrf, thread-per-element: N <= 8, the triangle in registers, each warp staging its
 // 32 elements' triangles through shared memory in memory order (through the map).
 
@@ -250,8 +351,10 @@ __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
     return fail;
 }
 
-template <class T, int N>
-__global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
+// GRID: AoS N = 4, 8 staged by the grid walk (a separate instance, so that the SoA and
+// other instances keep their registers).
+template <class T, int N, bool GRID = false>
+__global__ void CHOL_GRID_MAXNREG(T, false, GRID ? N : 0) potrf_thread_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
     constexpr int64_t SLOT = int64_t(EPT) * ES;  // values per slot
     constexpr int64_t TEAM_BYTES = round16(2 * SLOT * sizeof(T) + EPT * 4);
@@ -265,6 +368,11 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
     // The triangles of the warp's 32 elements from e0 into slot `sl`.
     auto prefetch = [&](int64_t e0, int sl) {
+        if constexpr (GRID) {
+            const GridWalk<N> gw(lane, int(g.a.ld), g.a.swap);
+            gw.template load<true, 1>(g.a, e0, g.batch, sh + sl * SLOT, ES);
+            return;
+        }
         warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
             if (e0 + q >= g.batch) return false;
             const int2 m = map[t];
@@ -297,7 +405,10 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         __syncwarp();
 
         const T *const src = sh + slot * SLOT;
-        if (g.a.soa || N < 3) {
+        if constexpr (GRID) {
+            const GridWalk<N> gw(lane, int(g.a.ld), g.a.swap);
+            gw.store(g.a, e0, g.batch, src, ES, failsh);
+        } else if (g.a.soa || N < 3) {
             warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
                 const int2 m = map[t];
                 const int f = failsh[q];
@@ -338,7 +449,7 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
 // copied out by the same walk. No map. (Run 16 had CH = 8 at every n.)
 
 template <class T, int N>
-__global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
+__global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
     // Loads in flight a lane: the walk is N * N positions a lane, CH at a time, each
     // batch a round trip (8 at n = 8 with CH = 8): 16 from n = 6 on.
@@ -350,6 +461,9 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
     T *const sh = reinterpret_cast<T *>(region);
     int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
     const int64_t per_block = int64_t(teams) * EPT;
+    // The copy-out of AoS N = 4, 8 with 32-bit fast-grid indices (this kernel also takes
+    // larger ld) by the grid walk.
+    const bool grid = kGridWalk<N> && !g.a.soa && int64_t(N - 1) * g.a.ld + N <= INT32_MAX;
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT;
@@ -368,15 +482,20 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
         if (e < g.batch) g.info[e] = fail;
         __syncwarp();
 
-        team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
-            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-            const int64_t ee = e0 + q;
-            const int f = failsh[q];
-            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
-            go = tri_offset(g.a, rr, c, ee);
-            so = q * ES + tri_off(i) + j;
-            return true;
-        });
+        if (grid) {
+            const GridWalk<kGridWalk<N> ? N : 4> gw(lane, int(g.a.ld), g.a.swap);
+            gw.store(g.a, e0, g.batch, sh, ES, failsh);
+        } else {
+            team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
+                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                const int64_t ee = e0 + q;
+                const int f = failsh[q];
+                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                go = tri_offset(g.a, rr, c, ee);
+                so = q * ES + tri_off(i) + j;
+                return true;
+            });
+        }
         __syncwarp();
     }
 }
@@ -1045,10 +1164,10 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
-template <class T, int N>
+template <class T, int N, bool GRID = false>
 KernelSpec potrf_thread() {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N>);
+    k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N, GRID>);
     k.unit_shared = round16(2 * int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
     k.block_shared = tri_map_bytes(N);
     return k;
@@ -1152,16 +1271,21 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "shared memory (8 or 16 loads in flight a lane)",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kThreadMaxN && fits) {
-        k = f64 ? thread_for<double, MakePotrf>(n) : thread_for<float, MakePotrf>(n);
+        // AoS f32 n = 4, 8: the grid walk's staging (f64 AoS n >= 3 took the branch above).
+        const bool grid = !f64 && !pb.a.soa && (n == 4 || n == 8);
+        k = f64    ? thread_for<double, MakePotrf>(n)
+            : grid ? (n == 4 ? potrf_thread<float, 4, true>() : potrf_thread<float, 8, true>())
+                   : thread_for<float, MakePotrf>(n);
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        k.name = fmt::format("potrf_thread<{}, n={}>", tname(pb.dtype), n);
+        k.name = fmt::format("potrf_thread<{}, n={}{}>", tname(pb.dtype), n, grid ? ", grid walk" : "");
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
-                            "memory order",
-                            n, kThreadMaxN, tri_size(n));
+                            "memory order{}",
+                            n, kThreadMaxN, tri_size(n),
+                            grid ? " (the N x N grids walked with per-lane offsets worked out once)" : "");
     } else if (n <= kWarpMaxN && fits) {
         k = f64 ? potrf_warp_for<double>(n, pb.a.soa) : potrf_warp_for<float>(n, pb.a.soa);
         k.model = Model::WarpGroup;
