@@ -217,24 +217,27 @@ __device__ __forceinline__ int64_t tri_at(const Tri<T> &a, int idx, int64_t e) {
 }
 
 // ---------------------------------------------------------------------------------
-// AoS staging of the thread kernels for N = 4 and 8 (N * N divides 32 or is a multiple
-// of it): the warp's 32 elements' N x N fast grids walked in memory order, position
-// z = lane + 32 k of the walk, so that every lane meets the same grid positions of every
-// element (N = 8: positions lane and lane + 32 of element k; N = 4: position lane % 16 of
-// element 2 k + lane / 16). Each lane works out its positions' offsets once (fast-grid
-// index, packed offset, logical column, or N in the other triangle, which is skipped);
-// a load or store then costs a predicate and an address, where the general walk
-// (Walker and a 64-bit offset per position) and the map's packed order (a division by
-// the entry count and a map read per entry) cost 15-25 instructions each. Elements'
-// bases advance by PER * stride (64-bit) per step; fast-grid indices fit in 32 bits
-// (map_fits).
-template <int N>
+// The AoS copy-out of the thread kernels at N = 4, 8 and of the f32 warp kernel at
+// n = 16 (N * N divides 32 or is a multiple of it): the warp's E elements' N x N fast
+// grids walked in memory order, position z = lane + 32 k of the walk, as team_store
+// walks them (each store one run of 32 grid positions, the other triangle's lanes
+// idle), but with every lane meeting the same grid positions in every element (N = 8:
+// positions lane and lane + 32 of element k; N = 4: position lane % 16 of element
+// 2 k + lane / 16; N = 16: positions lane + 32 s, s = 0 .. 7, of element k). A lane
+// works out its positions' offsets (fast-grid index, packed offset, logical column, or
+// N in the other triangle) once per copy-out, or once per position for all E elements,
+// so a store costs a predicate and an address: 8-14 instructions where team_store's
+// Walker and 64-bit offsets took ~50 (SASS, f32 n = 8 and 16). Fast-grid indices fit in
+// 32 bits (map_fits, or the synchronous kernel's own test).
+template <int N, int E = 32>
 struct GridWalk {
-    static constexpr int P = N * N, SUB = P >= 32 ? P / 32 : 1, PER = P >= 32 ? 1 : 32 / P, STEPS = 32 / PER;
+    static constexpr int P = N * N, SUB = P >= 32 ? P / 32 : 1, PER = P >= 32 ? 1 : 32 / P, STEPS = E / PER;
     static_assert(P % 32 == 0 || 32 % P == 0, "N * N divides 32 or is a multiple of it");
     int goff[SUB], soff[SUB], col[SUB];
     int h;  // this lane's element within a step (N = 4: lane / 16)
-    __device__ GridWalk(int lane, int ld, bool swap) {
+    int lane_, ld_;
+    bool swap_;
+    __device__ GridWalk(int lane, int ld, bool swap) : lane_(lane), ld_(ld), swap_(swap) {
         h = P >= 32 ? 0 : lane / P;
 #pragma unroll
         for (int s = 0; s < SUB; ++s) {
@@ -242,53 +245,39 @@ struct GridWalk {
             const int i = swap ? c : rr, j = swap ? rr : c;
             goff[s] = rr * ld + c;
             soff[s] = tri_off(i) + j;
-            col[s] = i >= j ? j : N;  // N: the other triangle, never loaded nor stored
+            col[s] = i >= j ? j : N;  // N: the other triangle, never stored
         }
     }
-    // The stored triangles of elements e0 .. e0 + 31 (those below batch) into
-    // dst[q * es + tri_off(i) + j]: by cp.async (ASYNC) or CH steps of loads in flight
-    // through registers.
-    template <bool ASYNC, int CH, class T>
-    __device__ __forceinline__ void load(const Tri<T> &a, int64_t e0, int64_t batch, T *dst, int es) const {
-        // Steps k with k * PER < left exist (32-bit compares in the loops).
-        const int left = int(std::min<int64_t>(batch - e0 - h, 32));
-        const T *pe = a.p + (e0 + h) * a.stride;
-        const int64_t pstep = int64_t(PER) * a.stride;
-        if constexpr (ASYNC) {
-#pragma unroll 2
-            for (int k = 0; k < STEPS; ++k, pe += pstep)
-                if (k * PER < left)
-#pragma unroll
-                    for (int s = 0; s < SUB; ++s)
-                        if (col[s] < N)
-                            __pipeline_memcpy_async(dst + (k * PER + h) * es + soff[s], pe + goff[s], sizeof(T));
-        } else {
-            static_assert(STEPS % CH == 0, "whole chunks");
-#pragma unroll 1
-            for (int k0 = 0; k0 < STEPS; k0 += CH) {
-                T v[CH][SUB];
-#pragma unroll
-                for (int k = 0; k < CH; ++k)
-#pragma unroll
-                    for (int s = 0; s < SUB; ++s)
-                        v[k][s] = (k0 + k) * PER < left && col[s] < N ? pe[k * pstep + goff[s]] : T(0);
-#pragma unroll
-                for (int k = 0; k < CH; ++k)
-#pragma unroll
-                    for (int s = 0; s < SUB; ++s)
-                        if ((k0 + k) * PER < left && col[s] < N) dst[((k0 + k) * PER + h) * es + soff[s]] = v[k][s];
-                pe += CH * pstep;
-            }
-        }
-    }
-    // The copy-out of the same elements from src (a failed element, failsh[q] = j + 1:
-    // only its columns before j).
+    // The copy-out of the stored triangles of elements e0 .. e0 + E - 1 (those below
+    // batch) from src[q * es + tri_off(i) + j] (a failed element, failsh[q] = j + 1: only
+    // its columns before j).
     template <class T>
     __device__ __forceinline__ void store(const Tri<T> &a, int64_t e0, int64_t batch, const T *src, int es,
                                           const int *failsh) const {
-        const int left = int(std::min<int64_t>(batch - e0 - h, 32));
+        const int left = int(std::min<int64_t>(batch - e0 - h, E));
         T *pe = a.p + (e0 + h) * a.stride;
         const int64_t pstep = int64_t(PER) * a.stride;
+        if constexpr (STEPS <= 8 && SUB > 1) {
+            // Few elements, many positions each (the warp kernel, n = 16): the elements'
+            // column limits held, the positions' offsets worked out one at a time (the
+            // arrays would not fit the warp kernel's register budget).
+            int lim[STEPS];
+#pragma unroll
+            for (int k = 0; k < STEPS; ++k) {
+                const int f = k * PER < left ? failsh[k * PER + h] : 0;
+                lim[k] = k * PER >= left ? 0 : f == 0 ? N : f - 1;  // columns below lim stored
+            }
+#pragma unroll 1
+            for (int s = 0; s < SUB; ++s) {
+                const int p = lane_ + 32 * s, rr = p / N, c = p % N;
+                const int i = swap_ ? c : rr, j = swap_ ? rr : c;
+                const int go = rr * ld_ + c, so = tri_off(i) + j, cl = i >= j ? j : N;
+#pragma unroll
+                for (int k = 0; k < STEPS; ++k)
+                    if (cl < lim[k]) pe[k * pstep + go] = src[(k * PER + h) * es + so];
+            }
+            return;
+        }
 #pragma unroll 2
         for (int k = 0; k < STEPS; ++k, pe += pstep)
             if (k * PER < left) {
@@ -304,10 +293,10 @@ template <int N>
 constexpr bool kGridWalk = N == 4 || N == 8;
 
 // Register budgets of the grid-walk instances: left alone, ptxas batches the walk's
-// loads and stores (and their 64-bit addresses) and takes 60-100 % more registers than
-// the general walk's instances, which costs warps per SM; these are the occupancies of the
-// general instances (f32 n = 8: 23 warps, the shared-memory limit; n = 4: 42; f64 sync
-// n = 8: 18; n = 4: 28).
+// stores (and their 64-bit addresses) and takes more registers than the general walk's
+// instances, which costs warps per SM; these keep the general instances' occupancies
+// (f32 n = 8: 23 warps, the shared-memory limit; n = 4: 42; f64 synchronous n = 8: 18;
+// n = 4: 28).
 constexpr int grid_walk_regs(bool f64, bool sync, int n) {
     return sync ? (n == 8 ? 112 : n == 4 ? 72 : 128) : f64 ? 128 : n == 8 ? 88 : n == 4 ? 48 : 128;
 }
@@ -351,8 +340,8 @@ __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
     return fail;
 }
 
-// GRID: AoS N = 4, 8 staged by the grid walk (a separate instance, so that the SoA and
-// other instances keep their registers).
+// GRID: AoS N = 4, 8 copied out by the grid walk (a separate instance, so that the SoA
+// instances keep their registers).
 template <class T, int N, bool GRID = false>
 __global__ void CHOL_GRID_MAXNREG(T, false, GRID ? N : 0) potrf_thread_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
@@ -368,11 +357,6 @@ __global__ void CHOL_GRID_MAXNREG(T, false, GRID ? N : 0) potrf_thread_kernel(co
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
     // The triangles of the warp's 32 elements from e0 into slot `sl`.
     auto prefetch = [&](int64_t e0, int sl) {
-        if constexpr (GRID) {
-            const GridWalk<N> gw(lane, int(g.a.ld), g.a.swap);
-            gw.template load<true, 1>(g.a, e0, g.batch, sh + sl * SLOT, ES);
-            return;
-        }
         warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
             if (e0 + q >= g.batch) return false;
             const int2 m = map[t];
@@ -775,18 +759,28 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 }
         } else if constexpr (sizeof(T) == 4 && C == 16) {
             // f32 n = 9 .. 16 AoS: the copy-out in the fast grids' memory order, as the
-            // thread kernel's AoS copy-out (see there).
+            // thread kernel's AoS copy-out (see there); n = 16 by the grid walk.
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
-            team_store(g.a.p, src, false, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
-                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-                const int64_t ee = e0 + qq;
-                const int f = failsh[qq];
-                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
-                go = tri_offset(g.a, rr, c, ee);
-                so = qq * ES + tri_off(i) + j;
-                return true;
-            });
+            if (n == C) {
+                // The source recomputed here (an opaque team index): held from the
+                // kernel's start, it was the one value ptxas spilled at 64 registers.
+                int tm = team;
+                asm volatile("" : "+r"(tm));
+                const T *const src2 = reinterpret_cast<const T *>(region(tm)) + 2 * C + slot * TRI;
+                const GridWalk<C, EPT> gw(lane, int(g.a.ld), g.a.swap);
+                gw.store(g.a, e0, g.batch, src2, ES, failsh);
+            } else {
+                team_store(g.a.p, src, false, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
+                    const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                    const int64_t ee = e0 + qq;
+                    const int f = failsh[qq];
+                    if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                    go = tri_offset(g.a, rr, c, ee);
+                    so = qq * ES + tri_off(i) + j;
+                    return true;
+                });
+            }
         } else {
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
@@ -1271,7 +1265,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "shared memory (8 or 16 loads in flight a lane)",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kThreadMaxN && fits) {
-        // AoS f32 n = 4, 8: the grid walk's staging (f64 AoS n >= 3 took the branch above).
+        // AoS f32 n = 4, 8: the copy-out by the grid walk (f64 AoS n >= 3 took the branch above).
         const bool grid = !f64 && !pb.a.soa && (n == 4 || n == 8);
         k = f64    ? thread_for<double, MakePotrf>(n)
             : grid ? (n == 4 ? potrf_thread<float, 4, true>() : potrf_thread<float, 8, true>())
