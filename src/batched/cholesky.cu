@@ -30,14 +30,16 @@
 //     staging instead (the n x n grids walked in memory order, 8 (n < 6) or 16 loads a
 //     lane in flight, one slot): measured 83 % / 70 % of the bound at n = 4 / 8 (with 8)
 //     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
-//     (n >= 3) walks the grids in memory order too.
+//     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
+//     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
+//     scaled by the pivot's reciprocal, as in the warp kernels.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
 //     lane r holding row r. Right-looking, each scaled column through a shared buffer
 //     (two in turn: one __syncwarp a column) read back with 16-byte loads; the same sums
 //     in the same order. Branch-free columns: the pivot's reciprocal taken once and
-//     multiplied (other bits than the dividing kernels, within the same bound), the
+//     multiplied (other bits than the dividing block kernel, within the same bound), the
 //     next pivot by a shuffle ahead of the column's update, rows n .. C - 1 an identity
 //     block instead of a test of n. The warp kernels stage with cp.async into two slots
 //     per element: the next element's loads are in flight while this one computes. SoA
@@ -310,9 +312,20 @@ constexpr int grid_walk_regs(bool f64, bool sync, int n) {
 // potrf, thread-per-element: N <= 8, the triangle in registers, each warp staging its
 // 32 elements' triangles through shared memory in memory order (through the map).
 
+// The correctly rounded reciprocal of a pivot (one per column; in the warp kernels
+// uniform across the element's lanes): l_rj = a_rj * fl(1 / l_jj) adds one rounding to
+// the division's, so an off-diagonal entry (i, j) carries gamma_{j+2} <= gamma_n, within
+// potrf's gamma_{n+1} (j <= n - 2).
+__device__ __forceinline__ float chol_rcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double chol_rcp(double x) { return __drcp_rn(x); }
+
 // One element's Cholesky in registers, left-looking: r holds the packed lower triangle
-// (row i at tri_off(i)); column j's sums run over l = 0..j-1 in order. Returns LAPACK's
-// info (the columns before a failure are factored, the rest left as they were).
+// (row i at tri_off(i)); column j's sums run over l = 0..j-1 in order, then a multiply by
+// the pivot's reciprocal (chol_rcp: one IEEE reciprocal a column where the IEEE divisions,
+// one an entry, were ~12 instructions each, a third of the arithmetic at n = 8). A
+// subnormal pivot's reciprocal is finite (1 / sqrt of the smallest subnormal), so a zero
+// entry stays zero. Returns LAPACK's info (the columns before a failure are factored, the
+// rest left as they were).
 template <class T, int N>
 __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
     int fail = 0;
@@ -325,14 +338,14 @@ __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
             if (!(d > T(0))) {
                 fail = j + 1;
             } else {
-                const T ljj = sqrt(d);
+                const T ljj = sqrt(d), inv = chol_rcp(ljj);
                 r[tri_off(j) + j] = ljj;
 #pragma unroll
                 for (int i = j + 1; i < N; ++i) {
                     T t = r[tri_off(i) + j];
 #pragma unroll
                     for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
-                    r[tri_off(i) + j] = t / ljj;
+                    r[tri_off(i) + j] = t * inv;
                 }
             }
         }
@@ -501,11 +514,6 @@ __global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const Pot
 
 constexpr unsigned kCholFull = 0xffffffffu;
 
-// The correctly rounded reciprocal (one per column, uniform across the element's lanes):
-// l_rj = a_rj * fl(1 / l_jj) adds one rounding to the division's, so an off-diagonal
-// entry (i, j) carries gamma_{j+2} <= gamma_n, within potrf's gamma_{n+1} (j <= n - 2).
-__device__ __forceinline__ float chol_rcp(float x) { return __frcp_rn(x); }
-__device__ __forceinline__ double chol_rcp(double x) { return __drcp_rn(x); }
 
 template <class T>
 struct alignas(16) CholPack {
