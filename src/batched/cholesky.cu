@@ -514,7 +514,6 @@ __global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const Pot
 
 constexpr unsigned kCholFull = 0xffffffffu;
 
-
 template <class T>
 struct alignas(16) CholPack {
     T v[16 / sizeof(T)];
@@ -1287,7 +1286,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
                             "memory order{}",
                             n, kThreadMaxN, tri_size(n),
-                            grid ? " (the N x N grids walked with per-lane offsets worked out once)" : "");
+                            grid ? "; the copy-out walks the n x n grids with per-lane offsets worked out once" : "");
     } else if (n <= kWarpMaxN && fits) {
         k = f64 ? potrf_warp_for<double>(n, pb.a.soa) : potrf_warp_for<float>(n, pb.a.soa);
         k.model = Model::WarpGroup;
