@@ -30,14 +30,16 @@
 //     staging instead (the n x n grids walked in memory order, 8 (n < 6) or 16 loads a
 //     lane in flight, one slot): measured 83 % / 70 % of the bound at n = 4 / 8 (with 8)
 //     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
-//     (n >= 3) walks the grids in memory order too.
+//     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
+//     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
+//     scaled by the pivot's reciprocal, as in the warp kernels.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
 //     lane r holding row r. Right-looking, each scaled column through a shared buffer
 //     (two in turn: one __syncwarp a column) read back with 16-byte loads; the same sums
 //     in the same order. Branch-free columns: the pivot's reciprocal taken once and
-//     multiplied (other bits than the dividing kernels, within the same bound), the
+//     multiplied (other bits than the dividing block kernel, within the same bound), the
 //     next pivot by a shuffle ahead of the column's update, rows n .. C - 1 an identity
 //     block instead of a test of n. The warp kernels stage with cp.async into two slots
 //     per element: the next element's loads are in flight while this one computes. SoA
@@ -217,12 +219,113 @@ __device__ __forceinline__ int64_t tri_at(const Tri<T> &a, int idx, int64_t e) {
 }
 
 // ---------------------------------------------------------------------------------
+// The AoS copy-out of the thread kernels at N = 4, 8 and of the f32 warp kernel at
+// n = 16 (N * N divides 32 or is a multiple of it): the warp's E elements' N x N fast
+// grids walked in memory order, position z = lane + 32 k of the walk, as team_store
+// walks them (each store one run of 32 grid positions, the other triangle's lanes
+// idle), but with every lane meeting the same grid positions in every element (N = 8:
+// positions lane and lane + 32 of element k; N = 4: position lane % 16 of element
+// 2 k + lane / 16; N = 16: positions lane + 32 s, s = 0 .. 7, of element k). A lane
+// works out its positions' offsets (fast-grid index, packed offset, logical column, or
+// N in the other triangle) once per copy-out, or once per position for all E elements,
+// so a store costs a predicate and an address: 8-14 instructions where team_store's
+// Walker and 64-bit offsets took ~50 (SASS, f32 n = 8 and 16). Fast-grid indices fit in
+// 32 bits (map_fits, or the synchronous kernel's own test).
+template <int N, int E = 32>
+struct GridWalk {
+    static constexpr int P = N * N, SUB = P >= 32 ? P / 32 : 1, PER = P >= 32 ? 1 : 32 / P, STEPS = E / PER;
+    static_assert(P % 32 == 0 || 32 % P == 0, "N * N divides 32 or is a multiple of it");
+    int goff[SUB], soff[SUB], col[SUB];
+    int h;  // this lane's element within a step (N = 4: lane / 16)
+    int lane_, ld_;
+    bool swap_;
+    __device__ GridWalk(int lane, int ld, bool swap) : lane_(lane), ld_(ld), swap_(swap) {
+        h = P >= 32 ? 0 : lane / P;
+#pragma unroll
+        for (int s = 0; s < SUB; ++s) {
+            const int p = P >= 32 ? lane + 32 * s : lane % P, rr = p / N, c = p % N;
+            const int i = swap ? c : rr, j = swap ? rr : c;
+            goff[s] = rr * ld + c;
+            soff[s] = tri_off(i) + j;
+            col[s] = i >= j ? j : N;  // N: the other triangle, never stored
+        }
+    }
+    // The copy-out of the stored triangles of elements e0 .. e0 + E - 1 (those below
+    // batch) from src[q * es + tri_off(i) + j] (a failed element, failsh[q] = j + 1: only
+    // its columns before j).
+    template <class T>
+    __device__ __forceinline__ void store(const Tri<T> &a, int64_t e0, int64_t batch, const T *src, int es,
+                                          const int *failsh) const {
+        const int left = int(std::min<int64_t>(batch - e0 - h, E));
+        T *pe = a.p + (e0 + h) * a.stride;
+        const int64_t pstep = int64_t(PER) * a.stride;
+        if constexpr (STEPS <= 8 && SUB > 1) {
+            // Few elements, many positions each (the warp kernel, n = 16): the elements'
+            // column limits held, the positions' offsets worked out one at a time (the
+            // arrays would not fit the warp kernel's register budget).
+            int lim[STEPS];
+#pragma unroll
+            for (int k = 0; k < STEPS; ++k) {
+                const int f = k * PER < left ? failsh[k * PER + h] : 0;
+                lim[k] = k * PER >= left ? 0 : f == 0 ? N : f - 1;  // columns below lim stored
+            }
+#pragma unroll 1
+            for (int s = 0; s < SUB; ++s) {
+                const int p = lane_ + 32 * s, rr = p / N, c = p % N;
+                const int i = swap_ ? c : rr, j = swap_ ? rr : c;
+                const int go = rr * ld_ + c, so = tri_off(i) + j, cl = i >= j ? j : N;
+#pragma unroll
+                for (int k = 0; k < STEPS; ++k)
+                    if (cl < lim[k]) pe[k * pstep + go] = src[(k * PER + h) * es + so];
+            }
+            return;
+        }
+#pragma unroll 2
+        for (int k = 0; k < STEPS; ++k, pe += pstep)
+            if (k * PER < left) {
+                const int q = k * PER + h, f = failsh[q], lim = f == 0 ? N : f - 1;
+#pragma unroll
+                for (int s = 0; s < SUB; ++s)
+                    if (col[s] < lim) pe[goff[s]] = src[q * es + soff[s]];
+            }
+    }
+};
+
+template <int N>
+constexpr bool kGridWalk = N == 4 || N == 8;
+
+// Register budgets of the grid-walk instances: left alone, ptxas batches the walk's
+// stores (and their 64-bit addresses) and takes more registers than the general walk's
+// instances, which costs warps per SM; these keep the general instances' occupancies
+// (f32 n = 8: 23 warps, the shared-memory limit; n = 4: 42; f64 synchronous n = 8: 18;
+// n = 4: 28).
+constexpr int grid_walk_regs(bool f64, bool sync, int n) {
+    return sync ? (n == 8 ? 112 : n == 4 ? 72 : 128) : f64 ? 128 : n == 8 ? 88 : n == 4 ? 48 : 128;
+}
+#if CUDART_VERSION >= 12040
+#define CHOL_GRID_MAXNREG(T, SYNC, N) __maxnreg__(grid_walk_regs(sizeof(T) == 8, SYNC, N))
+#else
+#define CHOL_GRID_MAXNREG(T, SYNC, N) __launch_bounds__(512)
+#endif
+
+// ---------------------------------------------------------------------------------
 // potrf, thread-per-element: N <= 8, the triangle in registers, each warp staging its
 // 32 elements' triangles through shared memory in memory order (through the map).
 
+// The correctly rounded reciprocal of a pivot (one per column; in the warp kernels
+// uniform across the element's lanes): l_rj = a_rj * fl(1 / l_jj) adds one rounding to
+// the division's, so an off-diagonal entry (i, j) carries gamma_{j+2} <= gamma_n, within
+// potrf's gamma_{n+1} (j <= n - 2).
+__device__ __forceinline__ float chol_rcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double chol_rcp(double x) { return __drcp_rn(x); }
+
 // One element's Cholesky in registers, left-looking: r holds the packed lower triangle
-// (row i at tri_off(i)); column j's sums run over l = 0..j-1 in order. Returns LAPACK's
-// info (the columns before a failure are factored, the rest left as they were).
+// (row i at tri_off(i)); column j's sums run over l = 0..j-1 in order, then a multiply by
+// the pivot's reciprocal (chol_rcp: one IEEE reciprocal a column where the IEEE divisions,
+// one an entry, were ~12 instructions each, a third of the arithmetic at n = 8). A
+// subnormal pivot's reciprocal is finite (1 / sqrt of the smallest subnormal), so a zero
+// entry stays zero. Returns LAPACK's info (the columns before a failure are factored, the
+// rest left as they were).
 template <class T, int N>
 __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
     int fail = 0;
@@ -235,14 +338,14 @@ __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
             if (!(d > T(0))) {
                 fail = j + 1;
             } else {
-                const T ljj = sqrt(d);
+                const T ljj = sqrt(d), inv = chol_rcp(ljj);
                 r[tri_off(j) + j] = ljj;
 #pragma unroll
                 for (int i = j + 1; i < N; ++i) {
                     T t = r[tri_off(i) + j];
 #pragma unroll
                     for (int l = 0; l < j; ++l) t = fma(-r[tri_off(i) + l], r[tri_off(j) + l], t);
-                    r[tri_off(i) + j] = t / ljj;
+                    r[tri_off(i) + j] = t * inv;
                 }
             }
         }
@@ -250,8 +353,10 @@ __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
     return fail;
 }
 
-template <class T, int N>
-__global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
+// GRID: AoS N = 4, 8 copied out by the grid walk (a separate instance, so that the SoA
+// instances keep their registers).
+template <class T, int N, bool GRID = false>
+__global__ void CHOL_GRID_MAXNREG(T, false, GRID ? N : 0) potrf_thread_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
     constexpr int64_t SLOT = int64_t(EPT) * ES;  // values per slot
     constexpr int64_t TEAM_BYTES = round16(2 * SLOT * sizeof(T) + EPT * 4);
@@ -297,7 +402,10 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
         __syncwarp();
 
         const T *const src = sh + slot * SLOT;
-        if (g.a.soa || N < 3) {
+        if constexpr (GRID) {
+            const GridWalk<N> gw(lane, int(g.a.ld), g.a.swap);
+            gw.store(g.a, e0, g.batch, src, ES, failsh);
+        } else if (g.a.soa || N < 3) {
             warp_scatter<NT>(g.a.p, src, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
                 const int2 m = map[t];
                 const int f = failsh[q];
@@ -338,7 +446,7 @@ __global__ void CHOL_MAXNREG potrf_thread_kernel(const PotrfArgs<T> g) {
 // copied out by the same walk. No map. (Run 16 had CH = 8 at every n.)
 
 template <class T, int N>
-__global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
+__global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
     // Loads in flight a lane: the walk is N * N positions a lane, CH at a time, each
     // batch a round trip (8 at n = 8 with CH = 8): 16 from n = 6 on.
@@ -350,6 +458,9 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
     T *const sh = reinterpret_cast<T *>(region);
     int *const failsh = reinterpret_cast<int *>(region + int64_t(EPT) * ES * sizeof(T));
     const int64_t per_block = int64_t(teams) * EPT;
+    // The copy-out of AoS N = 4, 8 with 32-bit fast-grid indices (this kernel also takes
+    // larger ld) by the grid walk.
+    const bool grid = kGridWalk<N> && !g.a.soa && int64_t(N - 1) * g.a.ld + N <= INT32_MAX;
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT;
@@ -368,15 +479,20 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
         if (e < g.batch) g.info[e] = fail;
         __syncwarp();
 
-        team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
-            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-            const int64_t ee = e0 + q;
-            const int f = failsh[q];
-            if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
-            go = tri_offset(g.a, rr, c, ee);
-            so = q * ES + tri_off(i) + j;
-            return true;
-        });
+        if (grid) {
+            const GridWalk<kGridWalk<N> ? N : 4> gw(lane, int(g.a.ld), g.a.swap);
+            gw.store(g.a, e0, g.batch, sh, ES, failsh);
+        } else {
+            team_store(g.a.p, sh, g.a.soa, lane, 32, EPT, N, N, [&](int q, int rr, int c, int64_t &go, int &so) {
+                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                const int64_t ee = e0 + q;
+                const int f = failsh[q];
+                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                go = tri_offset(g.a, rr, c, ee);
+                so = q * ES + tri_off(i) + j;
+                return true;
+            });
+        }
         __syncwarp();
     }
 }
@@ -397,12 +513,6 @@ __global__ void CHOL_MAXNREG potrf_thread_sync_kernel(const PotrfArgs<T> g) {
 // is sqrt, reciprocal, multiply, fma, shuffle. An entry's sums run j = 0 .. in order.
 
 constexpr unsigned kCholFull = 0xffffffffu;
-
-// The correctly rounded reciprocal (one per column, uniform across the element's lanes):
-// l_rj = a_rj * fl(1 / l_jj) adds one rounding to the division's, so an off-diagonal
-// entry (i, j) carries gamma_{j+2} <= gamma_n, within potrf's gamma_{n+1} (j <= n - 2).
-__device__ __forceinline__ float chol_rcp(float x) { return __frcp_rn(x); }
-__device__ __forceinline__ double chol_rcp(double x) { return __drcp_rn(x); }
 
 template <class T>
 struct alignas(16) CholPack {
@@ -656,18 +766,28 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 }
         } else if constexpr (sizeof(T) == 4 && C == 16) {
             // f32 n = 9 .. 16 AoS: the copy-out in the fast grids' memory order, as the
-            // thread kernel's AoS copy-out (see there).
+            // thread kernel's AoS copy-out (see there); n = 16 by the grid walk.
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
-            team_store(g.a.p, src, false, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
-                const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-                const int64_t ee = e0 + qq;
-                const int f = failsh[qq];
-                if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
-                go = tri_offset(g.a, rr, c, ee);
-                so = qq * ES + tri_off(i) + j;
-                return true;
-            });
+            if (n == C) {
+                // The source recomputed here (an opaque team index): held from the
+                // kernel's start, it was the one value ptxas spilled at 64 registers.
+                int tm = team;
+                asm volatile("" : "+r"(tm));
+                const T *const src2 = reinterpret_cast<const T *>(region(tm)) + 2 * C + slot * TRI;
+                const GridWalk<C, EPT> gw(lane, int(g.a.ld), g.a.swap);
+                gw.store(g.a, e0, g.batch, src2, ES, failsh);
+            } else {
+                team_store(g.a.p, src, false, lane, 32, EPT, n, n, [&](int qq, int rr, int c, int64_t &go, int &so) {
+                    const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
+                    const int64_t ee = e0 + qq;
+                    const int f = failsh[qq];
+                    if (i < j || ee >= g.batch || (f > 0 && j >= f - 1)) return false;
+                    go = tri_offset(g.a, rr, c, ee);
+                    so = qq * ES + tri_off(i) + j;
+                    return true;
+                });
+            }
         } else {
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
@@ -1045,10 +1165,10 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
-template <class T, int N>
+template <class T, int N, bool GRID = false>
 KernelSpec potrf_thread() {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N>);
+    k.fn = reinterpret_cast<const void *>(&potrf_thread_kernel<T, N, GRID>);
     k.unit_shared = round16(2 * int64_t(32) * chol_pad_odd(tri_size(N)) * int64_t(sizeof(T)) + 32 * 4);
     k.block_shared = tri_map_bytes(N);
     return k;
@@ -1152,16 +1272,21 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "shared memory (8 or 16 loads in flight a lane)",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kThreadMaxN && fits) {
-        k = f64 ? thread_for<double, MakePotrf>(n) : thread_for<float, MakePotrf>(n);
+        // AoS f32 n = 4, 8: the copy-out by the grid walk (f64 AoS n >= 3 took the branch above).
+        const bool grid = !f64 && !pb.a.soa && (n == 4 || n == 8);
+        k = f64    ? thread_for<double, MakePotrf>(n)
+            : grid ? (n == 4 ? potrf_thread<float, 4, true>() : potrf_thread<float, 8, true>())
+                   : thread_for<float, MakePotrf>(n);
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        k.name = fmt::format("potrf_thread<{}, n={}>", tname(pb.dtype), n);
+        k.name = fmt::format("potrf_thread<{}, n={}{}>", tname(pb.dtype), n, grid ? ", grid walk" : "");
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
-                            "memory order",
-                            n, kThreadMaxN, tri_size(n));
+                            "memory order{}",
+                            n, kThreadMaxN, tri_size(n),
+                            grid ? "; the copy-out walks the n x n grids with per-lane offsets worked out once" : "");
     } else if (n <= kWarpMaxN && fits) {
         k = f64 ? potrf_warp_for<double>(n, pb.a.soa) : potrf_warp_for<float>(n, pb.a.soa);
         k.model = Model::WarpGroup;
