@@ -49,7 +49,11 @@ enum Mode : int { kUniform = 0, kEdges = 1, kRadii = 2, kOneRadius = 3 };
 // kFastUniformShared reads its edges from shared memory (staged), kFastUniformGlobal
 // from global memory (too many to stage).
 // kFastUniformLanes: staged edges and one copy of the counters per lane (kLaneCopies).
-enum Fast : int { kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2, kFastUniformGlobal = 3, kFastUniformLanes = 4 };
+// The uniform ones come in two kinds: | kFastSquared for L2 (bins in the squared domain).
+enum Fast : int {
+    kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2, kFastUniformGlobal = 3, kFastUniformLanes = 4,
+    kFastSquared = 8
+};
 // Counters: `copies` copies of `slots` counters per block, copy-major (copy q's slot s at
 // q * slots + s), except kLaneCopies copies, one per lane of a warp (shared by the
 // block's warps), interleaved: lane q's slot s at s * 32 + q, so that a warp's 32
@@ -59,6 +63,11 @@ constexpr int kLaneCopies = 32;
 __device__ __forceinline__ int counter_at(int copies, int slots, int q, int s) {
     return copies == kLaneCopies ? s * kLaneCopies + q : q * slots + s;
 }
+
+// Uniform float bins: when a bin taken from the distance is certain (certain_slot).
+struct Certain {
+    float iw, shift, hi, half;  // half < 0: never certain
+};
 
 template <class T>
 struct Box {
@@ -82,7 +91,10 @@ __device__ __forceinline__ typename M::out_t distance(const M &m, const Box<type
             if constexpr (P) m.step(x, min_image(a[k] - b[k * bstride], box.side[k], box.inv[k]), T(0));
             else m.step(x, a[k], b[k * bstride]);
         }
-        m.merge(tot, x);
+        // SqEuclidean's fold is +0 or more, or NaN: merging it into init() (0 + x) gives x
+        // itself, an addition the compiler cannot drop on its own (it would for -0).
+        if constexpr (std::is_same<M, metric::SqEuclidean<T>>::value) tot = x;
+        else m.merge(tot, x);
     } else {
         for (int64_t k0 = 0; k0 < d; k0 += DS) {
             const int64_t k1 = d - k0 < DS ? d : k0 + DS;
@@ -117,8 +129,7 @@ struct Reduce {
     int mode;
     int slots;          // counters per copy: nbins + 2, or nradii + 1
     int copies;         // shared copies (kLaneCopies, warps or 1); 0: global atomics
-    float certain;      // uniform float bins: a bin from the distance is certain when the
-                        // fraction of t lies within `certain` of 1/2 (bin_margin); < 0: never
+    Certain certain;    // uniform float bins: when a bin from the distance is certain
     int xs;             // histogram edges staged in shared memory (nbins + 4), or 0: read in place
     bool weighted;
     Bins<V> bins;       // histogram edges (device memory)
@@ -171,23 +182,50 @@ __device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const
     }
 }
 
-// The slot of v for uniform bins: for float, taken from t = (r - e0) * iw (r: the
-// distance, or in the squared domain v * rsqrtf(v), within 4.3 u of the rounded square
-// root) where t's fraction shows it certain (bin_margin: no edge read), else fixed against
-// the edges. t is clamped to [-1/2, nbins + 1/2] first (outside, the slot is 0 or
-// nbins + 1 however large the error), with comparisons that keep a NaN (uncertain).
-template <class V>
-__device__ __forceinline__ int certain_slot(const Bins<V> &bins, float certain, V v) {
+// The slot of v for uniform bins: for float, taken from t = (r - rmin) / w where that is
+// certain, else fixed against the edges (reading them). r: the distance, or in the
+// squared domain v * rsqrt(v) (rsqrtf's 2 ulp and a rounded product: within 6 u of the
+// rounded square root; flushed to zero below the normal range, so that a subnormal or
+// zero v gives NaN, uncertain). In the kernel u = t - 1/2 = fma(r, iw, shift) is clamped
+// to [-1, nbins] (outside, the slot is 0 or nbins + 1 however large the error; NaN stays
+// NaN), and y = u + 1.5 * 2^23 holds rint(u) = floor(t) in its low bits: no conversion
+// instruction. The slot floor(t) + 1 is certain when |u - rint(u)| <= half, half =
+// 1/2 - bin_margin's largest margin over |t| <= nbins + 1 (rules.hpp): then t lies in
+// (floor(t) + margin, floor(t) + 1 - margin).
+__device__ __forceinline__ float rsqrt_ftz(float x) {
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+__device__ __forceinline__ float min_nan(float a, float b) {  // NaN if either is NaN
+#if __CUDA_ARCH__ >= 800
+    float y;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+    return y;
+#else
+    return a > b ? b : a;
+#endif
+}
+__device__ __forceinline__ float mul_ftz(float a, float b) {
+    float y;
+    asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+    return y;
+}
+
+// True, with s the slot, where the bin is certain. Squared: v is a sum of squares.
+template <bool Squared, class V>
+__device__ __forceinline__ bool certain_slot(const Bins<V> &, const Certain &c, V v, int &s) {
     if constexpr (std::is_same<V, float>::value) {
-        const float r = bins.squared ? v * rsqrtf(v) : v;  // 0 and +inf: NaN, fixed below
-        float t = (r - bins.e0) * bins.inv_width;
-        const float hi = float(bins.nbins) + 0.5f;
-        t = t > hi ? hi : t;
-        t = t < -0.5f ? -0.5f : t;
-        const float fl = floorf(t);
-        if (fabsf((t - fl) - 0.5f) <= certain) return int(fl) + 1;
+        constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+        const float r = Squared ? mul_ftz(v, rsqrt_ftz(v)) : v;
+        float u = fmaf(r, c.iw, c.shift);
+        u = min_nan(u, c.hi);
+        u = u < -1.0f ? -1.0f : u;  // keeps a NaN
+        const float y = u + kMagic;
+        s = __float_as_int(y) - __float_as_int(kMagic) + 1;
+        return fabsf(u - (y - kMagic)) <= c.half;
     }
-    return bins.fix(v, bins.guess(v));
+    return false;
 }
 
 template <class M, bool P, int D, int F>
@@ -201,7 +239,8 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid / 32;
     // The mode, and whether there are weights, known at compile time in the fast kernels.
-    constexpr bool fast_uniform = F == kFastUniformShared || F == kFastUniformGlobal || F == kFastUniformLanes;
+    constexpr int FK = F & ~kFastSquared;
+    constexpr bool fast_uniform = FK == kFastUniformShared || FK == kFastUniformGlobal || FK == kFastUniformLanes;
     const int mode = F == kFastOneRadius ? int(kOneRadius) : fast_uniform ? int(kUniform) : out.mode;
     const bool weighted = F == kFastNone && out.weighted;
     // Shared memory: B's tile (TB points of stride 4), its weights, the counters, the
@@ -217,13 +256,13 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     // The histogram's edges: staged after the counters (8-byte aligned) when they fit.
     V *Xs = reinterpret_cast<V *>(reinterpret_cast<uintptr_t>(cnt + ncnt + 1) & ~uintptr_t(7));
     Bins<V> bins = out.bins;
-    if (F == kFastUniformShared || F == kFastUniformLanes || (F == kFastNone && out.xs)) {
+    if (FK == kFastUniformShared || FK == kFastUniformLanes || (F == kFastNone && out.xs)) {
         for (int e = tid; e < out.xs; e += TB) Xs[e] = out.bins.X[e];
         bins.X = Xs;
     }
     const V r0 = mode == kOneRadius ? out.radii[0] : V(0);
     // This warp's (or lane's) copy of the counters in shared memory: slot s at mycnt[s * cs].
-    const bool lanes = F == kFastUniformLanes || (F == kFastNone && out.copies == kLaneCopies);
+    const bool lanes = FK == kFastUniformLanes || (F == kFastNone && out.copies == kLaneCopies);
     unsigned int *mycnt = lanes ? cnt + (tid & 31) : cnt + (out.copies > 1 ? warp : 0) * out.slots;
     const int cs = lanes ? kLaneCopies : 1;
 
@@ -244,7 +283,9 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             return;
         }
         if (fast_uniform) {
-            atomicAdd(mycnt + certain_slot(bins, out.certain, v) * cs, 1u);
+            int s = 0;
+            if (!certain_slot<(F & kFastSquared) != 0>(bins, out.certain, v, s)) s = bins.fix(v, bins.guess(v));
+            atomicAdd(mycnt + s * cs, 1u);
             return;
         }
         const int s = out.slot(bins, v);
@@ -537,6 +578,12 @@ void with_fast(int fast, G &&g) {
         if (fast == kFastUniformShared) return g(std::integral_constant<int, kFastUniformShared>{});
         if (fast == kFastUniformGlobal) return g(std::integral_constant<int, kFastUniformGlobal>{});
         if (fast == kFastUniformLanes) return g(std::integral_constant<int, kFastUniformLanes>{});
+        if (fast == (kFastUniformShared | kFastSquared))
+            return g(std::integral_constant<int, kFastUniformShared | kFastSquared>{});
+        if (fast == (kFastUniformGlobal | kFastSquared))
+            return g(std::integral_constant<int, kFastUniformGlobal | kFastSquared>{});
+        if (fast == (kFastUniformLanes | kFastSquared))
+            return g(std::integral_constant<int, kFastUniformLanes | kFastSquared>{});
     }
     g(std::integral_constant<int, kFastNone>{});
 }
@@ -598,8 +645,9 @@ int fast_of(const Problem &pb, int copies) {
         return kFastNone;
     if (mode_of(pb) == kOneRadius) return kFastOneRadius;
     if (mode_of(pb) != kUniform || copies == 0) return kFastNone;
-    if (copies == kLaneCopies) return kFastUniformLanes;
-    return staged_edges(pb) > 0 ? kFastUniformShared : kFastUniformGlobal;
+    const int sq = pb.pw.metric == APAIRS_METRIC_L2 ? kFastSquared : 0;
+    if (copies == kLaneCopies) return kFastUniformLanes | sq;
+    return (staged_edges(pb) > 0 ? kFastUniformShared : kFastUniformGlobal) | sq;
 }
 
 }  // namespace
@@ -776,7 +824,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         r.mode = mode;
         r.slots = slots;
         r.copies = cfg.copies;
-        r.certain = -1;
+        r.certain = Certain{0, 0, 0, -1};
         r.xs = staged_edges(pb);
         r.weighted = weighted;
         r.radii = static_cast<const V *>(thr);
@@ -785,10 +833,13 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
             r.bins.X = static_cast<const V *>(thr);
             r.bins.squared = pb.pw.metric == APAIRS_METRIC_L2;
             if constexpr (std::is_same<V, float>::value) {
-                // rsqrtf: relative error <= 2^-22.9, then a rounded product: within 4.3 u.
-                const BinMargin bm = bin_margin<float>(pb.thresholds, r.bins.squared ? 4.5 : 0.0);
-                const double m = bm.k * double(pb.nbins() + 1) + bm.c;  // |t| <= nbins + 1/2
-                if (pb.uniform && m < 0.25) r.certain = float(0.5 - m);
+                // Squared: r within 6 u of the distance (certain_slot); rel = 8 with room.
+                const BinMargin bm = bin_margin<float>(pb.thresholds, r.bins.squared ? 8.0 : 0.0);
+                const double m = bm.k * double(pb.nbins() + 1) + bm.c;  // |t| <= nbins + 1
+                const double w = (pb.thresholds.back() - pb.thresholds.front()) / double(pb.nbins());
+                if (pb.uniform && m < 0.25 && pb.nbins() < (int64_t(1) << 21))
+                    r.certain = Certain{float(1 / w), float(-pb.thresholds.front() / w - 0.5), float(pb.nbins()),
+                                        float(0.5 - m)};
             }
         }
         r.gcount = gcount, r.glo = glo, r.ghi = ghi;

@@ -96,7 +96,8 @@ struct Bins {
 // u the unit roundoff of V and r the distance v itself or an approximation within rel u
 // |v| of it, t = fl(fl(r - e0) * iw) (e0, iw: rmin and nbins / (rmax - rmin) rounded to
 // V) is within (3.1 + rel) u |t| + (1.1 + rel) u |rmin| / w of tau = (v - rmin) / w (w the
-// bin width), and each edge's X (rmin + b w in double, rounded up to V) lies at
+// bin width); t - 1/2 = fma(r, iw, -rmin iw - 1/2) (the constant rounded to V) within
+// (2 + rel) u |t| + (2 + rel) u |rmin| / w + u. Each edge's X (rmin + b w in double, rounded up to V) lies at
 // tau = b + [-2^-50, 2.1 u max(|rmin|, |rmax|) / w]. The margin k |t| + c below covers
 // both, with room: t <= -margin is slot 0, t >= nbins + margin slot nbins + 1, and
 // floor(t) + 1 is the slot when the fraction of t lies in [margin, 1 - margin].

@@ -129,7 +129,7 @@ TEST_CASE("two-body CUDA: every counter technique equals the host on exact dista
     for (double &w : wb) w = double(int64_t(rng() % 41) - 20) / 4;
     // L1 distances of integer points are integers 0..15: edges between them.
     for (const auto &want : std::vector<std::pair<int64_t, const char *>>{
-             {10, "per warp"}, {3000, "one shared-memory copy"}, {60000, "global 64-bit atomics"}}) {
+             {10, "one per lane"}, {300, "one per warp"}, {3000, "one shared-memory copy"}, {60000, "global 64-bit atomics"}}) {
         std::vector<double> edges(size_t(want.first + 1));
         for (size_t b = 0; b < edges.size(); ++b) edges[b] = -0.5 + 16.0 * double(b) / double(want.first);
         for (bool autopairs : {true, false}) {
