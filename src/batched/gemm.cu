@@ -412,9 +412,6 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 //     tx + TX j of the tile. Shared keeps the global interleaving ([entry][element]), so staging
 //     copies whole runs of the block's elements and a thread's operands for its V
 //     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
-//   Both ask the L2 for longer runs than a block reads at once (SoA: 1 KiB of each entry
-//   from every P-th group's block; AoS with k in several slices: the whole element at its
-//   first slice): see prefetch_l2.
 
 // A register budget rather than launch bounds (as cholesky.cu: with launch bounds alone,
 // CUDA 13's ptxas settles some kernels at 64 registers and spills).
@@ -484,13 +481,6 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
-// The same, the L2 asked to fetch the 256 aligned bytes around the piece (a hint: no
-// byte outside the 16 is read on the thread's behalf): SoA runs of 32 to 128 bytes then
-// reach the memory as 256-byte runs, the neighbouring blocks' runs with them.
-__device__ __forceinline__ void cp_async16_run(void *dst, const void *src) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-}
 template <class T>
 __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -549,7 +539,7 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
             T *const d = dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E;
             const T *const s = base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q;
             if (left >= V)
-                cp_async16_run(d, s);
+                cp_async16(d, s);
             else
                 for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
@@ -560,62 +550,6 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
             cp_async_one(dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E,
                          base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q);
         }
-    }
-}
-
-// SoA runs in one piece: a SoA block reads each entry of its operands as a run of only
-// its own elements (32 to 128 bytes), and the blocks that read the neighbouring runs of
-// the same entry get there microseconds apart, so the memory sees hundreds of short
-// streams. Every P-th group's block (run_elements = P groups' elements, 1 KiB an entry)
-// asks the L2 for the whole run of every entry of A and B when it starts the group, so
-// that the memory serves each run at once and the neighbours find theirs in the L2. A
-// hint only (no fault, no effect on results); the run is cut to the elements that exist
-// and to whole 16-byte pieces, and skipped where 16-byte pieces do not line up.
-//
-// Elements whose A and B hold more entries than this (64 x 64 each) are not prefetched
-// (P of them would crowd the L2).
-constexpr int kPrefetchEntries = 2 * 64 * 64;
-
-__device__ __forceinline__ void prefetch_l2(const void *p, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-template <class T>
-__device__ __forceinline__ void soa_prefetch_run(const Opnd<T> &o, int64_t e0, int64_t run_elements, int64_t batch) {
-    const int bytes = int(min(run_elements, batch - e0) * int64_t(sizeof(T))) & ~15;
-    if (!o.vec || bytes <= 0) return;
-    const int fc = o.fc, entries = o.fr * fc;
-#pragma unroll 1
-    for (int x = threadIdx.x; x < entries; x += blockDim.x) {
-        const int r = x / fc, c = x - r * fc;
-        prefetch_l2(o.p + (int64_t(r) * o.ld + c) * o.stride + e0, bytes);
-    }
-}
-
-// AoS elements read in slices of k: each slice of a row-major A is a piece of every row
-// (n = 64, f64: 128 of each 512-byte row, four slices microseconds apart). The block asks
-// the L2 for its elements' whole A and B when it starts them, so that the memory serves
-// each element at once and the later slices find it in the L2: pieces of up to 4 KiB
-// where an element's rows are contiguous (ld = the row's length), else row by row. A
-// hint as above: whole 16-byte pieces of entries that exist, where 16-byte pieces line up.
-template <class T>
-__device__ __forceinline__ void aos_prefetch(const Opnd<T> &o, int64_t e0, int u, int64_t batch) {
-    if (!o.vec) return;
-    const int ul = int(min(int64_t(u), batch - e0));
-    const bool whole = o.ld == o.fc;
-    const int len = (whole ? o.fr * o.fc : o.fc) * int(sizeof(T));  // bytes of a piece's source
-    const int pieces = whole ? (len + 4095) / 4096 : o.fr;           // per element
-    const char *const base = reinterpret_cast<const char *>(o.p + e0 * o.stride);
-#pragma unroll 1
-    for (int x = threadIdx.x; x < ul * pieces; x += blockDim.x) {
-        const int q = x / pieces, r = x - q * pieces;
-        const char *const el = base + q * o.stride * int64_t(sizeof(T));
-        const int bytes = (whole ? min(4096, len - r * 4096) : len) & ~15;
-        if (bytes > 0) prefetch_l2(whole ? el + r * 4096 : el + r * o.ld * int64_t(sizeof(T)), bytes);
     }
 }
 
@@ -692,8 +626,6 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
     const int items = block_items(int((g.batch + u - 1) / u) * tiles, slices);
     const bool va = g.a.vec && !g.a.swap, vb = g.b.vec && !g.b.swap;
-    // Whole rows to the L2 first where k takes several slices (and the elements are small).
-    const bool rows_in_l2 = k > KS && int64_t(g.a.fr) * g.a.fc + int64_t(g.b.fr) * g.b.fc <= kPrefetchEntries;
 
     TileCursor in(tiles), cur(tiles);
     int issued = 0;
@@ -703,10 +635,6 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             T *const bs = as + MT * KSP;
             const int ks = min(KS, k - in.l0);
             const int64_t e0 = int64_t(in.grp) * u;
-            if (rows_in_l2 && in.l0 == 0) {
-                aos_prefetch(g.a, e0, u, g.batch);
-                aos_prefetch(g.b, e0, u, g.batch);
-            }
             const int2 o = in.origin<MT, NT>(tn);
             const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
@@ -840,20 +768,10 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
     const int items = block_items(int((g.batch + eb - 1) / eb) * tiles, slices);
 
-    // Groups per L2 run: 1 KiB of each entry (1: the block's own run is that long, or the
-    // elements are too large to prefetch).
-    const bool small = int64_t(g.a.fr) * g.a.fc + int64_t(g.b.fr) * g.b.fc <= kPrefetchEntries;
-    const int run_groups = small ? max(1, 1024 / (eb * int(sizeof(T)))) : 1;
-
     TileCursor in(tiles), cur(tiles);
     int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
-            if (run_groups > 1 && in.l0 == 0 && in.tile == 0 && in.grp % run_groups == 0) {
-                const int64_t r0 = int64_t(in.grp) * eb, run = int64_t(run_groups) * eb;
-                soa_prefetch_run(g.a, r0, run, g.batch);
-                soa_prefetch_run(g.b, r0, run, g.batch);
-            }
             T *const as = sh + in.stage * stage_size;
             T *const bs = as + MT * KSP * E;
             const int ks = min(KS, k - in.l0);
@@ -1017,8 +935,7 @@ KernelSpec soa_pipe_kernel() {
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
 // unit, the whole of C in one tile (H100 64 x 64: f64 0.40 ms, f32 0.42 in one tile of
-// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks;
-// four stages, three slices in flight, still three / five blocks an SM);
+// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks);
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
@@ -1034,11 +951,11 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
         if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 4>();
+        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
         if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 4>();
+        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>();
     }
 }
 

@@ -188,8 +188,7 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{50, 64, 24, 300, true, true, false, false, 1, 3, 1.0, 0.5});
     cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
     cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
-    // AoS k in several slices with rows padded to 16 bytes (ld past the row): the CUDA
-    // engine's L2 prefetch of A and B row by row (contiguous rows: in 4 KiB pieces, above).
+    // AoS k in several slices with rows padded to 16 bytes (ld past the row).
     cs.push_back(Case{32, 24, 40, 97, false, false, false, true, 4, 0, 1.0, 0.5});
     cs.push_back(Case{40, 28, 36, 61, true, false, false, false, 4, 4, -0.75, 0.0});
     // AoS C of 9..16 (f64: 4 x 2 sums a thread, three stages): k in several slices with a
