@@ -670,20 +670,28 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
         if (ks == KS) {
+            // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
+            // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
+            // sums, whole slices: at 80 registers the split loop spills).
+            constexpr int KU = cmin(KS, cmax(V, 512 / (TM * TN)));
+#pragma unroll 1
+            for (int l0 = 0; l0 < KS; l0 += KU) {
 #pragma unroll
-            for (int l = 0; l < KS; l += V) {
-                T a[TM][V];
+                for (int lu = 0; lu < KU; lu += V) {
+                    const int l = l0 + lu;
+                    T a[TM][V];
 #pragma unroll
-                for (int i = 0; i < TM; ++i) ld16(ap + i * TY * KSP + l, a[i]);
+                    for (int i = 0; i < TM; ++i) ld16(ap + i * TY * KSP + l, a[i]);
 #pragma unroll
-                for (int v = 0; v < V; ++v) {
-                    T b[TN];
+                    for (int v = 0; v < V; ++v) {
+                        T b[TN];
 #pragma unroll
-                    for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
+                        for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
 #pragma unroll
-                    for (int i = 0; i < TM; ++i)
+                        for (int i = 0; i < TM; ++i)
 #pragma unroll
-                        for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i][v], b[j], acc[i][j]);
+                            for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i][v], b[j], acc[i][j]);
+                    }
                 }
             }
         } else {
@@ -736,9 +744,11 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // (2 x 2 x V sums a thread at 80 registers, 24 warps an SM, measured slower on H100
-    // than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409 against 0.395.)
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
+    // (2 x 2 x V sums a thread at 80 registers in blocks of four units, 24 warps an SM,
+    // measured slower on H100 than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409
+    // against 0.395.) C of 8 x 8 (one warp a unit) in blocks of eight units: 80, so that
+    // three blocks fit an SM (see soa_min_units).
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : S == 32 ? 80 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -935,7 +945,12 @@ KernelSpec soa_pipe_kernel() {
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
 // unit, the whole of C in one tile (H100 64 x 64: f64 0.40 ms, f32 0.42 in one tile of
-// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks);
+// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks).
+// AoS C above 32 x 32: slices of 32 dimensions, two stages (as many bytes in flight as
+// three stages of 16, at the same blocks an SM). A slice of A is then 256 bytes of each
+// row (f32 128); in slices of 16 each 512-byte row of A was read in four runs of 128
+// bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound (H100: f64
+// 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows, reaches 90 %.
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
@@ -951,11 +966,11 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
         if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>();
+        return aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
         if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>();
+        return aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
     }
 }
 
@@ -1042,7 +1057,16 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against
     // 0.395 / 0.396 for f64 / f32 16 x 16.)
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
-    return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
+    if (unit_bytes == int64_t(pb.elem_size())) return int(32 / pb.elem_size());
+    // C up to 8 x 8 (one warp a unit, one slice of k for k <= 8): 256-byte runs of each
+    // entry a block, eight units, three blocks an SM at 80 registers (24 warps). In blocks
+    // of four (128-byte runs, five an SM) f64 8 x 8 reached 79 % of the bound where AoS,
+    // whose warps read kilobytes in a row, reaches 85 %: the DRAM's efficiency on short runs
+    // scattered 4 MiB apart (one run per entry) is what we expect to bind.
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 4, 4, 2, 2, 2, 8, 2, false>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 4, 4, 2, 2, 2, 8, 2, false>))
+        return int(256 / unit_bytes);
+    return int(128 / unit_bytes);
 }
 
 // 16-byte accesses line up: the array on 16 bytes and the stride a multiple of 16 bytes.
