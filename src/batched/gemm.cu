@@ -951,10 +951,12 @@ KernelSpec soa_pipe_kernel() {
 // row (f32 128); in slices of 16 each 512-byte row of A was read in four runs of 128
 // bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound (H100: f64
 // 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows, reaches 90 %.
+// (k <= 16: one slice of 16, three stages, as before; the slices of 32 would take the
+// partial-slice loop.)
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
-KernelSpec pipe_kernel(bool soa, int64_t mn) {
+KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
     constexpr bool D = sizeof(T) == 8;
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
@@ -966,11 +968,11 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
         if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
+        return k <= 16 ? aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
         if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
+        return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
     }
 }
 
@@ -1018,7 +1020,7 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     }
     // (The pipelined kernels count their pairs of element group and C tile in int.)
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
-        kn = pipe_kernel<T>(pb.c.soa, mn);
+        kn = pipe_kernel<T>(pb.c.soa, mn, k);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and a C tile of "
                                         "up to 32x32, A and B staged by cp.async in slices of k, several slices "

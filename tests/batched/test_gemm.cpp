@@ -189,7 +189,8 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
     cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
     // AoS C above 32 x 32 with k in slices of 32: two whole slices, and two with a partial
-    // third (vector and entry-wise staging, padded rows).
+    // third (vector and entry-wise staging, padded rows); k = 16, one whole slice of 16.
+    cs.push_back(Case{64, 48, 16, 45, false, false, false, true, 2, 0, 1.0, 0.5});
     cs.push_back(Case{64, 64, 75, 131, false, false, false, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{60, 50, 64, 67, true, false, false, true, 2, 1, -0.75, 0.0});
     cs.push_back(Case{41, 64, 70, 29, false, true, false, false, 4, 4, 1.0, 1.0});
