@@ -412,9 +412,6 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 //     tx + TX j of the tile. Shared keeps the global interleaving ([entry][element]), so staging
 //     copies whole runs of the block's elements and a thread's operands for its V
 //     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
-//   Both ask the L2 for longer runs than a block reads at once (SoA: 1 KiB of each entry
-//   from every P-th group's block; AoS with k in several slices: the whole element at its
-//   first slice): see prefetch_l2.
 
 // A register budget rather than launch bounds (as cholesky.cu: with launch bounds alone,
 // CUDA 13's ptxas settles some kernels at 64 registers and spills).
@@ -484,13 +481,6 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
-// The same, the L2 asked to fetch the 256 aligned bytes around the piece (a hint: no
-// byte outside the 16 is read on the thread's behalf): SoA runs of 32 to 128 bytes then
-// reach the memory as 256-byte runs, the neighbouring blocks' runs with them.
-__device__ __forceinline__ void cp_async16_run(void *dst, const void *src) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-}
 template <class T>
 __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -549,7 +539,7 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
             T *const d = dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E;
             const T *const s = base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q;
             if (left >= V)
-                cp_async16_run(d, s);
+                cp_async16(d, s);
             else
                 for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
         }
@@ -560,62 +550,6 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
             cp_async_one(dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E,
                          base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q);
         }
-    }
-}
-
-// SoA runs in one piece: a SoA block reads each entry of its operands as a run of only
-// its own elements (32 to 128 bytes), and the blocks that read the neighbouring runs of
-// the same entry get there microseconds apart, so the memory sees hundreds of short
-// streams. Every P-th group's block (run_elements = P groups' elements, 1 KiB an entry)
-// asks the L2 for the whole run of every entry of A and B when it starts the group, so
-// that the memory serves each run at once and the neighbours find theirs in the L2. A
-// hint only (no fault, no effect on results); the run is cut to the elements that exist
-// and to whole 16-byte pieces, and skipped where 16-byte pieces do not line up.
-//
-// Elements whose A and B hold more entries than this (64 x 64 each) are not prefetched
-// (P of them would crowd the L2).
-constexpr int kPrefetchEntries = 2 * 64 * 64;
-
-__device__ __forceinline__ void prefetch_l2(const void *p, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(p), "r"(bytes) : "memory");
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-template <class T>
-__device__ __forceinline__ void soa_prefetch_run(const Opnd<T> &o, int64_t e0, int64_t run_elements, int64_t batch) {
-    const int bytes = int(min(run_elements, batch - e0) * int64_t(sizeof(T))) & ~15;
-    if (!o.vec || bytes <= 0) return;
-    const int fc = o.fc, entries = o.fr * fc;
-#pragma unroll 1
-    for (int x = threadIdx.x; x < entries; x += blockDim.x) {
-        const int r = x / fc, c = x - r * fc;
-        prefetch_l2(o.p + (int64_t(r) * o.ld + c) * o.stride + e0, bytes);
-    }
-}
-
-// AoS elements read in slices of k: each slice of a row-major A is a piece of every row
-// (n = 64, f64: 128 of each 512-byte row, four slices microseconds apart). The block asks
-// the L2 for its elements' whole A and B when it starts them, so that the memory serves
-// each element at once and the later slices find it in the L2: pieces of up to 4 KiB
-// where an element's rows are contiguous (ld = the row's length), else row by row. A
-// hint as above: whole 16-byte pieces of entries that exist, where 16-byte pieces line up.
-template <class T>
-__device__ __forceinline__ void aos_prefetch(const Opnd<T> &o, int64_t e0, int u, int64_t batch) {
-    if (!o.vec) return;
-    const int ul = int(min(int64_t(u), batch - e0));
-    const bool whole = o.ld == o.fc;
-    const int len = (whole ? o.fr * o.fc : o.fc) * int(sizeof(T));  // bytes of a piece's source
-    const int pieces = whole ? (len + 4095) / 4096 : o.fr;           // per element
-    const char *const base = reinterpret_cast<const char *>(o.p + e0 * o.stride);
-#pragma unroll 1
-    for (int x = threadIdx.x; x < ul * pieces; x += blockDim.x) {
-        const int q = x / pieces, r = x - q * pieces;
-        const char *const el = base + q * o.stride * int64_t(sizeof(T));
-        const int bytes = (whole ? min(4096, len - r * 4096) : len) & ~15;
-        if (bytes > 0) prefetch_l2(whole ? el + r * 4096 : el + r * o.ld * int64_t(sizeof(T)), bytes);
     }
 }
 
@@ -692,8 +626,6 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
     const int items = block_items(int((g.batch + u - 1) / u) * tiles, slices);
     const bool va = g.a.vec && !g.a.swap, vb = g.b.vec && !g.b.swap;
-    // Whole rows to the L2 first where k takes several slices (and the elements are small).
-    const bool rows_in_l2 = k > KS && int64_t(g.a.fr) * g.a.fc + int64_t(g.b.fr) * g.b.fc <= kPrefetchEntries;
 
     TileCursor in(tiles), cur(tiles);
     int issued = 0;
@@ -703,10 +635,6 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             T *const bs = as + MT * KSP;
             const int ks = min(KS, k - in.l0);
             const int64_t e0 = int64_t(in.grp) * u;
-            if (rows_in_l2 && in.l0 == 0) {
-                aos_prefetch(g.a, e0, u, g.batch);
-                aos_prefetch(g.b, e0, u, g.batch);
-            }
             const int2 o = in.origin<MT, NT>(tn);
             const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
@@ -742,20 +670,28 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
         if (ks == KS) {
+            // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
+            // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
+            // sums, whole slices: at 80 registers the split loop spills).
+            constexpr int KU = cmin(KS, cmax(V, 512 / (TM * TN)));
+#pragma unroll 1
+            for (int l0 = 0; l0 < KS; l0 += KU) {
 #pragma unroll
-            for (int l = 0; l < KS; l += V) {
-                T a[TM][V];
+                for (int lu = 0; lu < KU; lu += V) {
+                    const int l = l0 + lu;
+                    T a[TM][V];
 #pragma unroll
-                for (int i = 0; i < TM; ++i) ld16(ap + i * TY * KSP + l, a[i]);
+                    for (int i = 0; i < TM; ++i) ld16(ap + i * TY * KSP + l, a[i]);
 #pragma unroll
-                for (int v = 0; v < V; ++v) {
-                    T b[TN];
+                    for (int v = 0; v < V; ++v) {
+                        T b[TN];
 #pragma unroll
-                    for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
+                        for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
 #pragma unroll
-                    for (int i = 0; i < TM; ++i)
+                        for (int i = 0; i < TM; ++i)
 #pragma unroll
-                        for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i][v], b[j], acc[i][j]);
+                            for (int j = 0; j < TN; ++j) acc[i][j] = fma(a[i][v], b[j], acc[i][j]);
+                    }
                 }
             }
         } else {
@@ -808,9 +744,11 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // (2 x 2 x V sums a thread at 80 registers, 24 warps an SM, measured slower on H100
-    // than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409 against 0.395.)
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
+    // (2 x 2 x V sums a thread at 80 registers in blocks of four units, 24 warps an SM,
+    // measured slower on H100 than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409
+    // against 0.395.) C of 8 x 8 (one warp a unit) in blocks of eight units: 80, so that
+    // three blocks fit an SM (see soa_min_units).
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : S == 32 ? 80 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -840,20 +778,10 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
     const int items = block_items(int((g.batch + eb - 1) / eb) * tiles, slices);
 
-    // Groups per L2 run: 1 KiB of each entry (1: the block's own run is that long, or the
-    // elements are too large to prefetch).
-    const bool small = int64_t(g.a.fr) * g.a.fc + int64_t(g.b.fr) * g.b.fc <= kPrefetchEntries;
-    const int run_groups = small ? max(1, 1024 / (eb * int(sizeof(T)))) : 1;
-
     TileCursor in(tiles), cur(tiles);
     int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
-            if (run_groups > 1 && in.l0 == 0 && in.tile == 0 && in.grp % run_groups == 0) {
-                const int64_t r0 = int64_t(in.grp) * eb, run = int64_t(run_groups) * eb;
-                soa_prefetch_run(g.a, r0, run, g.batch);
-                soa_prefetch_run(g.b, r0, run, g.batch);
-            }
             T *const as = sh + in.stage * stage_size;
             T *const bs = as + MT * KSP * E;
             const int ks = min(KS, k - in.l0);
@@ -1017,12 +945,18 @@ KernelSpec soa_pipe_kernel() {
 
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
 // unit, the whole of C in one tile (H100 64 x 64: f64 0.40 ms, f32 0.42 in one tile of
-// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks;
-// four stages, three slices in flight, still three / five blocks an SM);
+// 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks).
+// AoS C above 32 x 32: slices of 32 dimensions, two stages (as many bytes in flight as
+// three stages of 16, at the same blocks an SM). A slice of A is then 256 bytes of each
+// row (f32 128); in slices of 16 each 512-byte row of A was read in four runs of 128
+// bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound (H100: f64
+// 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows, reaches 90 %.
+// (k <= 16: one slice of 16, three stages, as before; the slices of 32 would take the
+// partial-slice loop.)
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
-KernelSpec pipe_kernel(bool soa, int64_t mn) {
+KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
     constexpr bool D = sizeof(T) == 8;
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
@@ -1034,11 +968,11 @@ KernelSpec pipe_kernel(bool soa, int64_t mn) {
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
         if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
-        return aos_pipe_kernel<T, 16, 16, 4, 4, 16, 4>();
+        return k <= 16 ? aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
         if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
-        return aos_pipe_kernel<T, 8, 16, 8, 4, 16, 4>();
+        return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
     }
 }
 
@@ -1086,7 +1020,7 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     }
     // (The pipelined kernels count their pairs of element group and C tile in int.)
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
-        kn = pipe_kernel<T>(pb.c.soa, mn);
+        kn = pipe_kernel<T>(pb.c.soa, mn, k);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and a C tile of "
                                         "up to 32x32, A and B staged by cp.async in slices of k, several slices "
@@ -1125,7 +1059,16 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against
     // 0.395 / 0.396 for f64 / f32 16 x 16.)
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
-    return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
+    if (unit_bytes == int64_t(pb.elem_size())) return int(32 / pb.elem_size());
+    // C up to 8 x 8 (one warp a unit, one slice of k for k <= 8): 256-byte runs of each
+    // entry a block, eight units, three blocks an SM at 80 registers (24 warps). In blocks
+    // of four (128-byte runs, five an SM) f64 8 x 8 reached 79 % of the bound where AoS,
+    // whose warps read kilobytes in a row, reaches 85 %: the DRAM's efficiency on short runs
+    // scattered 4 MiB apart (one run per entry) is what we expect to bind.
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 4, 4, 2, 2, 2, 8, 2, false>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 4, 4, 2, 2, 2, 8, 2, false>))
+        return int(256 / unit_bytes);
+    return int(128 / unit_bytes);
 }
 
 // 16-byte accesses line up: the array on 16 bytes and the stride a multiple of 16 bytes.

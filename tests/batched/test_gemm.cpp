@@ -188,8 +188,16 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{50, 64, 24, 300, true, true, false, false, 1, 3, 1.0, 0.5});
     cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
     cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
-    // AoS k in several slices with rows padded to 16 bytes (ld past the row): the CUDA
-    // engine's L2 prefetch of A and B row by row (contiguous rows: in 4 KiB pieces, above).
+    // AoS C above 32 x 32 with k in slices of 32: two whole slices, and two with a partial
+    // third (vector and entry-wise staging, padded rows); k = 16, one whole slice of 16.
+    cs.push_back(Case{64, 48, 16, 45, false, false, false, true, 2, 0, 1.0, 0.5});
+    cs.push_back(Case{64, 64, 75, 131, false, false, false, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{60, 50, 64, 67, true, false, false, true, 2, 1, -0.75, 0.0});
+    cs.push_back(Case{41, 64, 70, 29, false, true, false, false, 4, 4, 1.0, 1.0});
+    // SoA C up to 8 x 8 (eight units a block): a batch ending inside a unit of a later block.
+    cs.push_back(Case{8, 8, 8, 1061, false, false, true, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{7, 8, 6, 139, true, true, true, false, 1, 2, -0.75, 0.0});
+    // AoS k in several slices with rows padded to 16 bytes (ld past the row).
     cs.push_back(Case{32, 24, 40, 97, false, false, false, true, 4, 0, 1.0, 0.5});
     cs.push_back(Case{40, 28, 36, 61, true, false, false, false, 4, 4, -0.75, 0.0});
     // AoS C of 9..16 (f64: 4 x 2 sums a thread, three stages): k in several slices with a
