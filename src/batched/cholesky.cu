@@ -32,7 +32,9 @@
 //     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
 //     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
 //     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
-//     scaled by the pivot's reciprocal, as in the warp kernels.
+//     scaled by the pivot's reciprocal, as in the warp kernels. AoS f32 n = 8 (and the
+//     f32 AoS warp kernel at n = 9 .. 16) runs under a 132 KB shared-memory carveout
+//     (kCholF32Carveout: L1 for the 4-byte cp.async lines in flight).
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -57,7 +59,8 @@
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
 //     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
 //     SoA operands (either) staged by the whole block, as potrf's warp kernels, and
-//     planned the same way (plan_warp_soa: runs of 64 bytes an entry).
+//     planned the same way (plan_warp_soa: runs of 64 bytes an entry), but for f64 at
+//     n > 16: blocks of 16 warps (128-byte runs) under a 164 KB shared-memory carveout.
 //     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
 //     element) where the others divide: other bits, the same backward stability.
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
@@ -1059,7 +1062,10 @@ struct CholSolveShape {
     static constexpr int SL = chol_pad_odd(tri_size(C) + C), ES = 2 * SL;
 };
 
-template <class T, int C>
+// COOP: g.a.soa || g.soa_b (SoA operands staged by the block), a template parameter so
+// that the block-staged instances are functions of their own (their plans may ask for
+// another shared-memory carveout: plan_potrs_cuda).
+template <class T, int C, bool COOP>
 __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
     using Shape = CholSolveShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, SL = Shape::SL, ES = Shape::ES, NT = tri_size(C);
@@ -1074,7 +1080,7 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
     T *const base = reinterpret_cast<T *>(chol_smem + tri_map_bytes(n));
     T *const sh = base + int64_t(team) * EPT * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    const bool coop = g.a.soa || g.soa_b;  // uniform: SoA operands staged by the block
+    constexpr bool coop = COOP;  // g.a.soa || g.soa_b: SoA operands staged by the block
     const BlockSoa bs(EPT);
     T *const bsl = base + int64_t(bs.qb) * ES;
     auto live = [&](int64_t ee) { return ee < g.batch && !(g.skip && g.skip[ee] != 0); };
@@ -1256,9 +1262,10 @@ KernelSpec potrf_warp_for(int n, bool soa) {
 }
 
 template <class T, int C>
-KernelSpec potrs_warp() {
+KernelSpec potrs_warp(bool coop) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&potrs_warp_kernel<T, C>);
+    k.fn = coop ? reinterpret_cast<const void *>(&potrs_warp_kernel<T, C, true>)
+                : reinterpret_cast<const void *>(&potrs_warp_kernel<T, C, false>);
     k.group = CholSolveShape<T, C>::G;
     k.unit_elements = CholSolveShape<T, C>::EPT;
     k.unit_shared = round16(int64_t(CholSolveShape<T, C>::EPT) * CholSolveShape<T, C>::ES * int64_t(sizeof(T)));
@@ -1357,8 +1364,9 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
         return k;
     }
     if (nrhs == 1 && n > kThreadMaxN && n <= kWarpMaxN && fits) {
-        KernelSpec k = f64 ? (n <= 16 ? potrs_warp<double, 16>() : potrs_warp<double, 32>())
-                           : (n <= 16 ? potrs_warp<float, 16>() : potrs_warp<float, 32>());
+        const bool coop = pb.a.soa || pb.b.soa;
+        KernelSpec k = f64 ? (n <= 16 ? potrs_warp<double, 16>(coop) : potrs_warp<double, 32>(coop))
+                           : (n <= 16 ? potrs_warp<float, 16>(coop) : potrs_warp<float, 32>(coop));
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
@@ -1470,10 +1478,24 @@ CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_
     const KernelSpec k = potrs_kernel_for(pb);
     const std::string what = fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs);
     // potrs_warp_kernel: block-wide staging when either operand is SoA.
-    if (k.fn == potrs_warp<float, 16>().fn || k.fn == potrs_warp<float, 32>().fn ||
-        k.fn == potrs_warp<double, 16>().fn || k.fn == potrs_warp<double, 32>().fn)
-        if (pb.a.soa || pb.b.soa)
-            return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    if (k.fn == potrs_warp<float, 16>(true).fn || k.fn == potrs_warp<float, 32>(true).fn ||
+        k.fn == potrs_warp<double, 16>(true).fn)
+        return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    if (k.fn == potrs_warp<double, 32>(true).fn) {
+        // f64, n = 17 .. 32, SoA: blocks of 16 warps (each entry's loads and stores whole
+        // 128-byte lines) under a 164 KB carveout: one block an SM (16 warps, 68 KB of
+        // lines in flight) and 92 KB of L1 for them. The largest carveout gave one block of
+        // 25 warps (runs of 200 bytes, lines in flight through 28 KB of L1): 0.113 ms at
+        // n = 32 (run 32, round 1), where AoS, whole lines, took 0.095.
+        KernelSpec kc = k;
+        kc.shared_per_sm = 164 * 1024;
+        CudaConfig c = plan_kernel(kc, pb.batch, device, occupancy_target, 16, what);
+        if (c.block_threads == 16 * 32) {
+            c.why_model += "; blocks of 16 warps (128-byte runs an entry) under a 164 KB shared-memory carveout";
+            return c;
+        }
+        return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    }
     return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
 }
 
