@@ -32,9 +32,10 @@
 //     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
 //     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
 //     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
-//     scaled by the pivot's reciprocal, as in the warp kernels. AoS f32 n = 8 (and the
-//     f32 AoS warp kernel at n = 9 .. 16) runs under a 132 KB shared-memory carveout
-//     (kCholF32Carveout: L1 for the 4-byte cp.async lines in flight).
+//     scaled by the pivot's reciprocal, as in the warp kernels. AoS f32 n = 4, 8 (and
+//     the f32 AoS warp kernel at n = 9 .. 16) run under a 132 KB shared-memory carveout,
+//     AoS f64 n = 8 under 164 KB (kCholF32Carveout, kCholF64SyncCarveout: L1 for the
+//     lines in flight).
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -1242,8 +1243,14 @@ bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_M
 // L2's 50 MB of traffic) the stores of its triangle rows, partial sectors, may find the
 // lines gone from L2. At 132 KB the estimator gives 13 warps an SM at n = 8 (104 KB in
 // flight, where Little's law asks ~13 KB at 3 TB/s) and 27 at n = 16. These two rows were
-// the only f32 rows below f64's bytes/s (60-63 % where f64 n = 8 reached 75 %).
+// the only f32 rows below f64's bytes/s (60-63 % where f64 n = 8 reached 75 %). The grid
+// walk's n = 4 instance too: it keeps its 40 warps at 132 KB (registers bind), so the L1
+// comes free (2 KB a warp in flight, 80 KB an SM).
 constexpr int64_t kCholF32Carveout = 132 * 1024;
+// The synchronous f64 kernel at n = 8: 16 warps an SM at 164 KB as at 228 KB (registers
+// bind), each with up to 16 x 8 bytes a lane of plain loads in flight (4 KB a warp, 64 KB
+// an SM): 92 KB of L1 for them where the largest carveout left 28 KB.
+constexpr int64_t kCholF64SyncCarveout = 164 * 1024;
 
 template <class T, int C>
 KernelSpec potrf_warp(bool soa) {
@@ -1286,6 +1293,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
+        if (n == 8) k.shared_per_sm = kCholF64SyncCarveout;
         k.name = fmt::format("potrf_thread<{}, n={}, synchronous staging>", tname(pb.dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' fast grids in memory order through "
@@ -1301,7 +1309,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        if (grid && n == 8) k.shared_per_sm = kCholF32Carveout;
+        if (grid) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_thread<{}, n={}{}>", tname(pb.dtype), n, grid ? ", grid walk" : "");
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
