@@ -32,7 +32,10 @@
 //     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
 //     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
 //     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
-//     scaled by the pivot's reciprocal, as in the warp kernels.
+//     scaled by the pivot's reciprocal, as in the warp kernels. AoS f32 n = 4, 8 (and
+//     the f32 AoS warp kernel at n = 9 .. 16) run under a 132 KB shared-memory carveout,
+//     AoS f64 n = 8 under 164 KB (kCholF32Carveout, kCholF64SyncCarveout: L1 for the
+//     lines in flight).
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -57,7 +60,8 @@
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
 //     holding x_r; both solves by columns, the solved entry broadcast by a shuffle.
 //     SoA operands (either) staged by the whole block, as potrf's warp kernels, and
-//     planned the same way (plan_warp_soa: runs of 64 bytes an entry).
+//     planned the same way (plan_warp_soa: runs of 64 bytes an entry), but for f64 at
+//     n > 16: blocks of 16 warps (128-byte runs) under a 164 KB shared-memory carveout.
 //     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
 //     element) where the others divide: other bits, the same backward stability.
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
@@ -278,16 +282,16 @@ struct GridWalk {
                 for (int k = 0; k < STEPS; ++k)
                     if (cl < lim[k]) pe[k * pstep + go] = src[(k * PER + h) * es + so];
             }
-            return;
-        }
+        } else {
 #pragma unroll 2
-        for (int k = 0; k < STEPS; ++k, pe += pstep)
-            if (k * PER < left) {
-                const int q = k * PER + h, f = failsh[q], lim = f == 0 ? N : f - 1;
+            for (int k = 0; k < STEPS; ++k, pe += pstep)
+                if (k * PER < left) {
+                    const int q = k * PER + h, f = failsh[q], lim = f == 0 ? N : f - 1;
 #pragma unroll
-                for (int s = 0; s < SUB; ++s)
-                    if (col[s] < lim) pe[goff[s]] = src[q * es + soff[s]];
-            }
+                    for (int s = 0; s < SUB; ++s)
+                        if (col[s] < lim) pe[goff[s]] = src[q * es + soff[s]];
+                }
+        }
     }
 };
 
@@ -1059,7 +1063,10 @@ struct CholSolveShape {
     static constexpr int SL = chol_pad_odd(tri_size(C) + C), ES = 2 * SL;
 };
 
-template <class T, int C>
+// COOP: g.a.soa || g.soa_b (SoA operands staged by the block), a template parameter so
+// that the block-staged instances are functions of their own (their plans may ask for
+// another shared-memory carveout: plan_potrs_cuda).
+template <class T, int C, bool COOP>
 __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
     using Shape = CholSolveShape<T, C>;
     constexpr int G = Shape::G, EPT = Shape::EPT, SL = Shape::SL, ES = Shape::ES, NT = tri_size(C);
@@ -1074,7 +1081,7 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
     T *const base = reinterpret_cast<T *>(chol_smem + tri_map_bytes(n));
     T *const sh = base + int64_t(team) * EPT * ES;
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
-    const bool coop = g.a.soa || g.soa_b;  // uniform: SoA operands staged by the block
+    constexpr bool coop = COOP;  // g.a.soa || g.soa_b: SoA operands staged by the block
     const BlockSoa bs(EPT);
     T *const bsl = base + int64_t(bs.qb) * ES;
     auto live = [&](int64_t ee) { return ee < g.batch && !(g.skip && g.skip[ee] != 0); };
@@ -1226,6 +1233,25 @@ constexpr int kWarpMaxN = 32;
 // are 32-bit: they take a matrix only when its largest index (n - 1) ld + n - 1 fits.
 bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
+// The shared-memory carveout of the AoS f32 cp.async kernels at n = 8 (thread, grid walk)
+// and 9 .. 16 (warp, C = 16): 132 KB, leaving 124 KB of L1 where the largest carveout
+// left 28 KB. Their 4-byte cp.async loads allocate in L1 (only 16-byte copies may bypass
+// it), and each warp keeps its next elements' loads in flight (n = 8: 32 elements, 8 KB
+// of lines; n = 16: 4 elements, 4 KB): at the largest carveout 24 (n = 8) or 32 (n = 16)
+// warps an SM asked for 192 / 128 KB of lines in flight through 28 KB of L1. And with
+// that queue (n = 8: ~26 us from an element's loads to its stores at run 32's rate, about
+// L2's 50 MB of traffic) the stores of its triangle rows, partial sectors, may find the
+// lines gone from L2. At 132 KB the estimator gives 13 warps an SM at n = 8 (104 KB in
+// flight, where Little's law asks ~13 KB at 3 TB/s) and 27 at n = 16. These two rows were
+// the only f32 rows below f64's bytes/s (60-63 % where f64 n = 8 reached 75 %). The grid
+// walk's n = 4 instance too: it keeps its 40 warps at 132 KB (registers bind), so the L1
+// comes free (2 KB a warp in flight, 80 KB an SM).
+constexpr int64_t kCholF32Carveout = 132 * 1024;
+// The synchronous f64 kernel at n = 8: 16 warps an SM at 164 KB as at 228 KB (registers
+// bind), each with up to 16 x 8 bytes a lane of plain loads in flight (4 KB a warp, 64 KB
+// an SM): 92 KB of L1 for them where the largest carveout left 28 KB.
+constexpr int64_t kCholF64SyncCarveout = 164 * 1024;
+
 template <class T, int C>
 KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
@@ -1243,9 +1269,10 @@ KernelSpec potrf_warp_for(int n, bool soa) {
 }
 
 template <class T, int C>
-KernelSpec potrs_warp() {
+KernelSpec potrs_warp(bool coop) {
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&potrs_warp_kernel<T, C>);
+    k.fn = coop ? reinterpret_cast<const void *>(&potrs_warp_kernel<T, C, true>)
+                : reinterpret_cast<const void *>(&potrs_warp_kernel<T, C, false>);
     k.group = CholSolveShape<T, C>::G;
     k.unit_elements = CholSolveShape<T, C>::EPT;
     k.unit_shared = round16(int64_t(CholSolveShape<T, C>::EPT) * CholSolveShape<T, C>::ES * int64_t(sizeof(T)));
@@ -1266,6 +1293,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
+        if (n == 8) k.shared_per_sm = kCholF64SyncCarveout;
         k.name = fmt::format("potrf_thread<{}, n={}, synchronous staging>", tname(pb.dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' fast grids in memory order through "
@@ -1281,6 +1309,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
+        if (grid) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_thread<{}, n={}{}>", tname(pb.dtype), n, grid ? ", grid walk" : "");
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
@@ -1292,6 +1321,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
+        if (!f64 && !pb.a.soa && n <= 16) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
         const bool fold = n <= 16 || n > 24;  // CholWarpShape<T, C>::FOLD: C != 24
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
@@ -1314,6 +1344,9 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             n, n > kWarpMaxN ? fmt::format("above {}", kWarpMaxN) : "ld past 32-bit indices", S,
                             int64_t(tri_size(n) + n) * es);
     }
+    if (k.shared_per_sm > 0)
+        k.why += fmt::format("; a {} KB shared-memory carveout (the rest L1, for the loads in flight)",
+                             k.shared_per_sm / 1024);
     return k;
 }
 
@@ -1339,8 +1372,9 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
         return k;
     }
     if (nrhs == 1 && n > kThreadMaxN && n <= kWarpMaxN && fits) {
-        KernelSpec k = f64 ? (n <= 16 ? potrs_warp<double, 16>() : potrs_warp<double, 32>())
-                           : (n <= 16 ? potrs_warp<float, 16>() : potrs_warp<float, 32>());
+        const bool coop = pb.a.soa || pb.b.soa;
+        KernelSpec k = f64 ? (n <= 16 ? potrs_warp<double, 16>(coop) : potrs_warp<double, 32>(coop))
+                           : (n <= 16 ? potrs_warp<float, 16>(coop) : potrs_warp<float, 32>(coop));
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
@@ -1452,10 +1486,24 @@ CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_
     const KernelSpec k = potrs_kernel_for(pb);
     const std::string what = fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs);
     // potrs_warp_kernel: block-wide staging when either operand is SoA.
-    if (k.fn == potrs_warp<float, 16>().fn || k.fn == potrs_warp<float, 32>().fn ||
-        k.fn == potrs_warp<double, 16>().fn || k.fn == potrs_warp<double, 32>().fn)
-        if (pb.a.soa || pb.b.soa)
-            return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    if (k.fn == potrs_warp<float, 16>(true).fn || k.fn == potrs_warp<float, 32>(true).fn ||
+        k.fn == potrs_warp<double, 16>(true).fn)
+        return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    if (k.fn == potrs_warp<double, 32>(true).fn) {
+        // f64, n = 17 .. 32, SoA: blocks of 16 warps (each entry's loads and stores whole
+        // 128-byte lines) under a 164 KB carveout: one block an SM (16 warps, 68 KB of
+        // lines in flight) and 92 KB of L1 for them. The largest carveout gave one block of
+        // 25 warps (runs of 200 bytes, lines in flight through 28 KB of L1): 0.113 ms at
+        // n = 32 (run 32, round 1), where AoS, whole lines, took 0.095.
+        KernelSpec kc = k;
+        kc.shared_per_sm = 164 * 1024;
+        CudaConfig c = plan_kernel(kc, pb.batch, device, occupancy_target, 16, what);
+        if (c.block_threads == 16 * 32) {
+            c.why_model += "; blocks of 16 warps (128-byte runs an entry) under a 164 KB shared-memory carveout";
+            return c;
+        }
+        return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
+    }
     return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
 }
 

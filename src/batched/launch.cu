@@ -17,11 +17,19 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
                        const std::string &what) {
     require_device(device);
     DeviceScope scope(device);
-    const DeviceLimits limits = device_limits(device);
+    DeviceLimits limits = device_limits(device);
     check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limits.max_shared_per_block)),
           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
-                               int(cudaSharedmemCarveoutMaxShared)),
+    // A smaller carveout: the percentage rounded down, which the driver rounds up to the
+    // supported capacity asked for; the estimator plans with that capacity.
+    int carveout = int(cudaSharedmemCarveoutMaxShared);
+    if (k.shared_per_sm > 0 && k.shared_per_sm < limits.shared_per_sm) {
+        carveout = int(k.shared_per_sm * 100 / limits.shared_per_sm);
+        limits.shared_per_sm = k.shared_per_sm;
+        limits.max_shared_per_block =
+            std::min(limits.max_shared_per_block, k.shared_per_sm - limits.reserved_shared_per_block);
+    }
+    check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout, carveout),
           "cudaFuncSetAttribute(PreferredSharedMemoryCarveout)");
 
     cudaFuncAttributes fa{};

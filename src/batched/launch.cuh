@@ -20,14 +20,17 @@ struct KernelSpec {
     int64_t unit_shared = 0;  // dynamic shared bytes per unit
     int64_t block_shared = 0; // dynamic shared bytes per block, before the units' (a table every unit reads)
     int sub = 0;              // block-per-element kernels: threads per element
+    int64_t shared_per_sm = 0;  // 0: the device's largest shared-memory carveout; else the carveout (bytes per
+                                // SM, one the device supports) this kernel asks for, the rest staying L1
     std::string why;          // why this model, one sentence
 };
 
 // The configuration of `k` for `batch` elements on `device`: opts in to the device's
-// shared memory and the largest carveout (what the estimator assumes), grows blocks a
-// unit at a time with units of `units_min` kernel units (halved while nothing launches),
-// a resident grid, and CUDA's own occupancy count beside the estimator's. `what` names
-// the problem in the UNSUPPORTED error thrown when no block can launch.
+// shared memory and the largest carveout, or k.shared_per_sm where smaller (the
+// estimator assumes the same), grows blocks a unit at a time with units of `units_min`
+// kernel units (halved while nothing launches), a resident grid, and CUDA's own
+// occupancy count beside the estimator's. `what` names the problem in the UNSUPPORTED
+// error thrown when no block can launch.
 CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
                        const std::string &what);
 
