@@ -29,8 +29,8 @@
 //     per load; SoA C = 24 a group of consecutive elements whose entries are runs of 16
 //     bytes (2 f64, 4 f32), factored 32 / G at a time. SoA C = 16, 32 (the line kernel):
 //     teams of 8 or 16 warps stage 8 or 16 consecutive elements at once, each entry one
-//     run copied 16 bytes a thread, double-buffered (a barrier each way), 32 / G elements
-//     a warp.
+//     run copied 16 bytes a thread, double-buffered (f64 C = 32: one stage, two teams
+//     an SM), 32 / G elements a warp.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value and the next
 //     entry of its row by shuffles, the rest of the pivot row through a shared row
@@ -463,7 +463,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
 // C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
-// on devices whose blocks cannot hold its team (137 KB at C = 32), this kernel with EPT
+// on devices whose blocks cannot hold its team (f32 C = 32: 137 KB; f64 70 KB), this kernel with EPT
 // elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
@@ -754,8 +754,8 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 // NW x EPT consecutive elements at once, each entry a run of E elements copied 16 bytes
 // a thread, double-buffered (the next round's copies in flight while this one is
 // factored): C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64);
-// C = 32 f32 16 warps, 16 elements (64 bytes), f64 8 warps, 8 elements (64 bytes), one
-// team an SM (137 KB). Per-warp groups of 32-byte runs (C = 16) and block staging 4 or 8
+// C = 32 f32 16 warps, 16 elements (64 bytes), one team an SM (137 KB); f64 C = 32 8
+// warps, 8 elements (64 bytes), one stage (70 KB), two teams an SM. Per-warp groups of 32-byte runs (C = 16) and block staging 4 or 8
 // bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
 // kernel and took 1.4 to 1.9 times as long.
 template <class T, int C>
@@ -768,10 +768,14 @@ struct LineShape {
     // = 16 (16 rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8
     // rows (C = 32: 4-way conflicts, once a row per element).
     static constexpr int RS = C * E + W, STAGE = C * RS;
-    // The team's region: the elements' pivot-row buffers (two of C each), two stages, the
+    // Stages: two (double-buffered, one team an SM at f64 C = 32: 8 warps), but f64 C =
+    // 32 one: each team copies in, factors and copies back in turn, two teams an SM (16
+    // warps at 124 registers, 141 KB) factoring while the other's copies are in flight.
+    static constexpr int STAGES = C == 32 && sizeof(T) == 8 ? 1 : 2;
+    // The team's region: the elements' pivot-row buffers (two of C each), the stages, the
     // pivots (bytes, C per element).
     static constexpr int BUFS = E * 2 * C;
-    static constexpr int64_t PIV_OFF = int64_t(BUFS + 2 * STAGE) * int64_t(sizeof(T));
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + STAGES * STAGE) * int64_t(sizeof(T));
     static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(E) * C);
     static_assert((BUFS * sizeof(T)) % 16 == 0 && (RS * sizeof(T)) % 16 == 0 && E % W == 0, "16-byte runs");
 };
@@ -827,16 +831,22 @@ __global__ void LU_MAXNREG getrf_line_kernel(const GetrfArgs<T> g) {
     unsigned char *const pivsh = region + S::PIV_OFF;
     const bool vec = reinterpret_cast<uintptr_t>(g.a.p) % 16 == 0 && g.a.stride % S::W == 0;
     const int64_t per_block = int64_t(teams) * E, step = int64_t(gridDim.x) * per_block;
+    constexpr bool DB = S::STAGES == 2;
     int cb = 0;
-    line_stage<T, C, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage, tid, vec);
+    if (DB)
+        line_stage<T, C, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage, tid,
+                               vec);
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * E, e = e0 + qs;
         T *const cur = stage + cb * S::STAGE;
-        // This round's copies landed (each thread's own, then the barrier); the other
-        // stage was copied back before the barrier: the next round's copies go there.
+        // One stage: this round's copies now (the last round's copy back and pivots were
+        // read before the barrier that ended it).
+        if (!DB) line_stage<T, C, true>(g.a, n, e0, g.batch, cur, tid, vec);
+        // This round's copies landed (each thread's own, then the barrier); two stages:
+        // the other was copied back before the barrier, the next round's copies go there.
         copy_async_wait();
         __syncthreads();
-        line_stage<T, C, true>(g.a, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
+        if (DB) line_stage<T, C, true>(g.a, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
         const bool row_ok = e < g.batch && r < n;
         T a[C];
 #pragma unroll
@@ -867,7 +877,10 @@ __global__ void LU_MAXNREG getrf_line_kernel(const GetrfArgs<T> g) {
         __syncthreads();
         line_stage<T, C, false>(g.a, n, e0, g.batch, cur, tid, vec);
         store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, TT, E);
-        cb ^= 1;
+        if (DB)
+            cb ^= 1;
+        else
+            __syncthreads();  // the stage and the pivots read before the next round writes them
     }
 }
 
