@@ -308,6 +308,11 @@ void check_all() {
     check_layout<T>(ctx.h, 30, 5003, Layout{true, true, 2, 3}, rng, worst);
     check_layout<T>(ctx.h, 15, 3, Layout{true, true, 1, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, 1, Layout{true, true, 0, 0}, rng, worst);
+    // C = 32 (n = 25 .. 32): the rolled column loop (blocks of 4 columns, rows moved to
+    // their final positions after) in both kernels over several grid-stride rounds, n = 32
+    // whole blocks and n = 26 a partial last block; SoA f64 one stage, two teams an SM.
+    check_layout<T>(ctx.h, 32, 4229, Layout{true, true, 0, 3}, rng, worst);
+    check_layout<T>(ctx.h, 26, 4513, Layout{false, true, 1, 2}, rng, worst);
     std::printf("[%s] getrf/getrs/gesv %-4s worst reconstruction %.4f of gamma_n |L||U|, worst residual %.4f "
                 "n u ||A|| ||X|| (seed %llu)\n",
                 test::backend_name(), ref::Type<T>::name, worst.rec, worst.res, static_cast<unsigned long long>(seed));
