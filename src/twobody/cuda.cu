@@ -212,17 +212,19 @@ __device__ __forceinline__ float mul_ftz(float a, float b) {
     return y;
 }
 
-// True, with s the slot, where the bin is certain. Squared: v is a sum of squares.
+// True, with sb = the slot + kSlotBias, where the bin is certain (the bias is the magic
+// number's bits: y's bits need no correction). Squared: v is a sum of squares.
+constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+constexpr int kSlotBias = 0x4B400000 - 1;  // the bits of kMagic, less 1
 template <bool Squared, class V>
-__device__ __forceinline__ bool certain_slot(const Bins<V> &, const Certain &c, V v, int &s) {
+__device__ __forceinline__ bool certain_slot(const Bins<V> &, const Certain &c, V v, int &sb) {
     if constexpr (std::is_same<V, float>::value) {
-        constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
         const float r = Squared ? mul_ftz(v, rsqrt_ftz(v)) : v;
         float u = fmaf(r, c.iw, c.shift);
         u = min_nan(u, c.hi);
         u = u < -1.0f ? -1.0f : u;  // keeps a NaN
         const float y = u + kMagic;
-        s = __float_as_int(y) - __float_as_int(kMagic) + 1;
+        sb = __float_as_int(y);
         return fabsf(u - (y - kMagic)) <= c.half;
     }
     return false;
@@ -283,9 +285,10 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             return;
         }
         if (fast_uniform) {
-            int s = 0;
-            if (!certain_slot<(F & kFastSquared) != 0>(bins, out.certain, v, s)) s = bins.fix(v, bins.guess(v));
-            atomicAdd(mycnt + s * cs, 1u);
+            int sb = 0;
+            if (!certain_slot<(F & kFastSquared) != 0>(bins, out.certain, v, sb))
+                sb = bins.fix(v, bins.guess(v)) + kSlotBias;
+            atomicAdd(mycnt + (sb - kSlotBias) * cs, 1u);
             return;
         }
         const int s = out.slot(bins, v);
