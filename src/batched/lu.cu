@@ -28,9 +28,9 @@
 //     flight at once, no registers held): AoS its 32 / G elements, a row of an element
 //     per load; SoA C = 24 a group of consecutive elements whose entries are runs of 16
 //     bytes (2 f64, 4 f32), factored 32 / G at a time. SoA C = 16, 32 (the line kernel):
-//     teams of 8 or 16 warps stage 8 or 16 consecutive elements at once, each entry one
-//     run copied 16 bytes a thread, double-buffered (f64 C = 32: one stage, two teams
-//     an SM), 32 / G elements a warp.
+//     teams of 8 warps stage 16 (C = 16) or 8 (C = 32) consecutive elements at once,
+//     each entry one run copied 16 bytes a thread, C = 16 double-buffered, C = 32 one
+//     stage a team, two (f64) or three (f32) teams an SM, 32 / G elements a warp.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -70,6 +70,13 @@ namespace {
 #define LU_MAXNREG __maxnreg__(128)
 #else
 #define LU_MAXNREG __launch_bounds__(512)
+#endif
+
+// The line kernel's: f32 C = 32 80 (no spills; three teams of 8 warps an SM), else 128.
+#if CUDART_VERSION >= 12040
+#define LU_LINE_MAXNREG(T, C) __maxnreg__((sizeof(T) == 4 && (C) == 32) ? 80 : 128)
+#else
+#define LU_LINE_MAXNREG(T, C) __launch_bounds__(((sizeof(T) == 4 && (C) == 32) ? 768 : 512))
 #endif
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -467,8 +474,8 @@ constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
 // C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
-// on devices whose blocks cannot hold its team (f32 C = 32: 137 KB; f64 70 KB), this kernel with EPT
-// elements a warp (runs of EPT elements: slow, but every device).
+// on devices whose blocks cannot hold its team (C = 32: f64 70 KB, f32 36 KB), this
+// kernel with EPT elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
     return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 2 : c <= 24 ? 16 / type_bytes : 1;
@@ -673,26 +680,28 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 // ---------------------------------------------------------------------------------
 // getrf, warp-group, SoA C = 16 and 32 (the line kernel): teams of NW warps stage E =
 // NW x EPT consecutive elements at once, each entry a run of E elements copied 16 bytes
-// a thread, double-buffered (the next round's copies in flight while this one is
-// factored): C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64);
-// C = 32 f32 16 warps, 16 elements (64 bytes), one team an SM (137 KB); f64 C = 32 8
-// warps, 8 elements (64 bytes), one stage (70 KB), two teams an SM. Per-warp groups of 32-byte runs (C = 16) and block staging 4 or 8
-// bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
+// a thread: C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64),
+// double-buffered (the next round's copies in flight while this one is factored); C = 32
+// 8 warps, 8 elements (f64 runs of 64 bytes, f32 32), one stage, several teams an SM
+// (f64 two, 70 KB each at 128 registers; f32 three, 36 KB at 80 registers), each
+// factoring while the others' copies are in flight. Per-warp groups of 32-byte runs (C =
+// 16) and block staging 4 or 8 bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
 // kernel and took 1.4 to 1.9 times as long.
 template <class T, int C>
 struct LineShape {
     static_assert(C == 16 || C == 32, "the line kernel's column counts");
-    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = C <= 16 || sizeof(T) == 8 ? 8 : 16, E = NW * EPT,
+    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = 8, E = NW * EPT,
                          W = 16 / int(sizeof(T)), TT = NW * 32;
     // The stage: logical (i, k) of the team's element q at i * RS + k * E + q, so that a
     // run of W elements is 16 contiguous bytes; RS = C E + W puts a warp's row reads at C
     // = 16 (16 rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8
     // rows (C = 32: 4-way conflicts, once a row per element).
     static constexpr int RS = C * E + W, STAGE = C * RS;
-    // Stages: two (double-buffered, one team an SM at f64 C = 32: 8 warps), but f64 C =
-    // 32 one: each team copies in, factors and copies back in turn, two teams an SM (16
-    // warps at 128 registers, 141 KB) factoring while the other's copies are in flight.
-    static constexpr int STAGES = C == 32 && sizeof(T) == 8 ? 1 : 2;
+    // Stages: C = 16 two (double-buffered); C = 32 one: each team copies in, factors and
+    // copies back in turn, factoring while the SM's other teams' copies are in flight
+    // (one double-buffered team an SM, 8 warps f64 or 16 f32, did worse: f64 0.505 ms
+    // against two teams' 0.456 at n = 32).
+    static constexpr int STAGES = C == 32 ? 1 : 2;
     // The team's region: the elements' pivot-row buffers (two of C each), the stages, the
     // pivots (bytes, C per element).
     static constexpr int BUFS = E * 2 * C;
@@ -739,7 +748,7 @@ __device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, i
 // its rows from the stage and writing them back at their final positions; two barriers a
 // round (the stage is ready / factored), the copy back and the pivots in memory order.
 template <class T, int C>
-__global__ void LU_MAXNREG getrf_line_kernel(const GetrfArgs<T> g) {
+__global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
     using S = LineShape<T, C>;
     constexpr int G = S::G, EPT = S::EPT, E = S::E, TT = S::TT, RS = S::RS;
     extern __shared__ __align__(16) unsigned char lu_smem[];
@@ -1047,7 +1056,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_sh
                             n, k.group,
                             !soa ? "by each warp"
                             : k.unit_threads > 32
-                                ? fmt::format("by teams of {} warps, {} consecutive elements double-buffered, each entry "
+                                ? fmt::format("by teams of {} warps, {} consecutive elements at once, each entry "
                                               "copied as one run",
                                               k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
@@ -1198,7 +1207,7 @@ CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_
     // SoA staged per warp (C = 24, groups of 16 bytes; C = 16, 32 where the line kernel's
     // team does not fit a block): a 32-byte sector's elements in warps of one block, so
     // that the sector's other parts are read through the same L1 at about the same time.
-    // The line kernel's unit is already a team of 8 or 16 warps.
+    // The line kernel's unit is already a team of 8 warps.
     require_device(device);
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device).max_shared_per_block);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
