@@ -28,17 +28,16 @@
 //     flight at once, no registers held): AoS its 32 / G elements, a row of an element
 //     per load; SoA C = 24 a group of consecutive elements whose entries are runs of 16
 //     bytes (2 f64, 4 f32), factored 32 / G at a time. SoA C = 16, 32 (the line kernel):
-//     teams of 8 or 16 warps stage 8 or 16 consecutive elements at once, each entry one
-//     run copied 16 bytes a thread, double-buffered (f64 C = 32: one stage, two teams
-//     an SM), 32 / G elements a warp.
+//     teams of 8 warps stage 16 (C = 16) or 8 (C = 32) consecutive elements at once,
+//     each entry one run copied 16 bytes a thread, C = 16 double-buffered, C = 32 one
+//     stage a team, two (f64) or three (f32) teams an SM, 32 / G elements a warp.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
-//     the positions among the hits (ties to the first row); the pivot value and the next
-//     entry of its row by shuffles, the rest of the pivot row through a shared row
+//     the positions among the hits (ties to the first row); the pivot value (and the next
+//     entry of its row) by shuffles, the rest of the pivot row through a shared row
 //     buffer read back with 16-byte loads; the rows land at their final positions for the
-//     copy back, which takes the staging's way in reverse. C = 16, 24: the columns fully
-//     unrolled; C = 32: in a rolled loop of blocks of 4 columns (the row's slots shifting
-//     down a block at a time, each column's final entries written out as it is done), so
-//     that the loop's code stays in the instruction caches.
+//     copy back, which takes the staging's way in reverse. The columns fully unrolled (a
+//     rolled loop of blocks of 4 columns at C = 32, its code held in the instruction
+//     caches, cost more issue slots than the unrolled code's instruction fetch).
 //   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
 //     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
@@ -71,6 +70,13 @@ namespace {
 #define LU_MAXNREG __maxnreg__(128)
 #else
 #define LU_MAXNREG __launch_bounds__(512)
+#endif
+
+// The line kernel's: f32 C = 32 80 (no spills; three teams of 8 warps an SM), else 128.
+#if CUDART_VERSION >= 12040
+#define LU_LINE_MAXNREG(T, C) __maxnreg__((sizeof(T) == 4 && (C) == 32) ? 80 : 128)
+#else
+#define LU_LINE_MAXNREG(T, C) __launch_bounds__(((sizeof(T) == 4 && (C) == 32) ? 768 : 512))
 #endif
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -459,12 +465,17 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     return m ? __ffs(m) - 1 : q * G;
 }
 
+// Whether the warp kernel takes the pivot row's next entry by shuffle (off the shared
+// buffer's latency for the next column's pivot search); not where registers are short.
+template <class T, int C>
+constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
+
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
 // C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
-// on devices whose blocks cannot hold its team (f32 C = 32: 137 KB; f64 70 KB), this kernel with EPT
-// elements a warp (runs of EPT elements: slow, but every device).
+// on devices whose blocks cannot hold its team (C = 32: f64 70 KB, f32 36 KB), this
+// kernel with EPT elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
     return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 2 : c <= 24 ? 16 / type_bytes : 1;
@@ -562,16 +573,14 @@ __device__ __forceinline__ void put_slot_row(T *mat, int row, const T (&a)[C]) {
     }
 }
 
-// The column loop of the warp kernels at C = 16, 24 (fully unrolled; C = 32:
-// factor_rows_blocked below): G lanes per element, lane r holding row r of the element
-// in a (row_ok: a row of an element in the batch), pos its current position (in: r;
-// out: the row's final position), buf the element's two pivot-row buffers (C entries
-// each), piv[j] the pivot's position of column j. Returns info. Every lane of the warp
-// takes part (the reductions and shuffles are warp-wide).
+// The column loop of the warp kernels: G lanes per element, lane r holding row r of
+// the element in a (row_ok: a row of an element in the batch), pos its current
+// position (in: r; out: the row's final position), buf the element's two pivot-row
+// buffers (C entries each), piv[j] the pivot's position of column j. Returns info.
+// Every lane of the warp takes part (the reductions and shuffles are warp-wide).
 template <class T, int C, int G>
 __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q, int lane, int n, T *buf,
                                            unsigned char *piv, int &pos) {
-    static_assert(C < 32, "C = 32: factor_rows_blocked");
     constexpr int W = 16 / int(sizeof(T));
     int info = 0;
 #pragma unroll
@@ -581,14 +590,14 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
         const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
         const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
         const T d = __shfl_sync(kFull, a[j], pl);
-        // u_{j,j+1} by shuffle (off the buffer's latency for the next column's pivot
-        // search), the rest of the pivot row from column j + 2 on by the buffer
-        const T u1 = j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
+        // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
+        constexpr bool NX = kNextByShuffle<T, C>;
+        const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
         T *const rowbuf = buf + (j & 1) * C;
         const bool piv_lane = lane == pl && row_ok;
         if (piv_lane) {
             piv[j] = pp;
-            put_row(rowbuf, a, j + 2);
+            put_row(rowbuf, a, j + (NX ? 2 : 1));
         }
         if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
         __syncwarp();
@@ -596,85 +605,15 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
         if (row_ok && pos > j) {
             const T l = a[j] / pivot_divisor(d);
             a[j] = l;
-            if (j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
+            if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
 #pragma unroll
-            for (int k0 = (j + 2) / W * W; k0 < C; k0 += W) {
+            for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
                 const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
 #pragma unroll
                 for (int w = 0; w < W; ++w)
-                    if (k0 + w >= j + 2) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
             }
         }
-    }
-    return info;
-}
-
-// C = 32 (f32 and f64): the same column loop with the columns in blocks of U = 4, the
-// block loop rolled, so that the loop's code (about 4 columns' worth, ~10 KB) stays in
-// the instruction caches: unrolled, the 32 columns were ~4000 instructions (64 KB)
-// streamed once per element, about the same round time at 8 warps an SM (f64) as at 16
-// (f32). Slot s of `a` holds column jb + s of the row (jb: the block's first column);
-// after a block the slots shift down by U (zeros in: columns past C, never used). Each
-// column's final entry of the row (its multiplier, or, from the column where the row is
-// the pivot on, its U entries) goes out by emit(j, value) as the column is done, at the
-// row's input index; the caller moves the rows to their final positions afterwards. The
-// arithmetic is factor_rows' operation for operation (the same pivots, divisions and
-// fmas in the same order); updates stop at column n (the block's columns past n are
-// padding or past C). G = 32: one element a warp.
-template <class T, int C, class Emit>
-__device__ __forceinline__ int factor_rows_blocked(T (&a)[C], bool row_ok, int lane, int n, T *buf,
-                                                   unsigned char *piv, int &pos, Emit emit) {
-    constexpr int W = 16 / int(sizeof(T)), U = 4, G = 32;
-    static_assert(C == 32 && C % U == 0 && U % W == 0 && 8 % W == 0, "blocks of whole packs");
-    int info = 0;
-#pragma unroll 1
-    for (int jb = 0; jb < n; jb += U) {
-        // live[g]: slots 8 g .. 8 g + 7 hold columns below n (uniform, once a block).
-        bool live[C / 8];
-#pragma unroll
-        for (int g = 0; g < C / 8; ++g) live[g] = jb + 8 * g < n;
-#pragma unroll
-        for (int s = 0; s < U; ++s) {
-            const int j = jb + s;
-            if (j >= n) break;  // uniform: n is the same for every lane
-            const bool cand = row_ok && pos >= j;
-            const int pl = pivot_lane<G>(cand, abs_key(a[s]), pos, 0);  // the pivot's lane
-            const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
-            const T d = __shfl_sync(kFull, a[s], pl);
-            const T u1 = __shfl_sync(kFull, a[s + 1], pl);  // u_{j,j+1}; the rest by the buffer
-            T *const rowbuf = buf + (j & 1) * C;
-            const bool piv_lane = lane == pl && row_ok;
-            if (piv_lane) {
-                piv[j] = pp;
-#pragma unroll
-                for (int k0 = (s + 2) / W * W; k0 < C; k0 += W) {
-                    if (k0 % 8 == 0 && !live[k0 / 8]) break;  // uniform: slots past column n
-                    Pack<T> t;
-#pragma unroll
-                    for (int w = 0; w < W; ++w) t.v[w] = a[k0 + w];
-                    reinterpret_cast<Pack<T> *>(rowbuf)[k0 / W] = t;
-                }
-            }
-            if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
-            __syncwarp();
-            if ((d == T(0) || d != d) && info == 0) info = j + 1;
-            if (row_ok && pos > j) {
-                const T l = a[s] / pivot_divisor(d);
-                a[s + 1] = fma(-l, u1, a[s + 1]);
-#pragma unroll
-                for (int k0 = (s + 2) / W * W; k0 < C; k0 += W) {
-                    if (k0 % 8 == 0 && !live[k0 / 8]) break;  // uniform: slots past column n
-                    const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
-#pragma unroll
-                    for (int w = 0; w < W; ++w)
-                        if (k0 + w >= s + 2) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
-                }
-                a[s] = l;
-            }
-            if (row_ok) emit(j, a[s]);
-        }
-#pragma unroll
-        for (int k = 0; k < C; ++k) a[k] = k + U < C ? a[k + U < C ? k + U : k] : T(0);
     }
     return info;
 }
@@ -723,20 +662,9 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
                 for (int kk = 0; kk < C; ++kk) a[kk] = T(0);
             }
             int pos = r;
-            int info;
-            if constexpr (C == 32) {
-                // The columns go out to the row's own slot row as they are done (the row
-                // was read before), then every row moves to its final position.
-                info = factor_rows_blocked<T, C>(a, row_ok, lane, n, buf, pivsh + qs * C, pos,
-                                                 [rowp = mat + Shape::at(r, 0)](int j, T v) { rowp[j] = v; });
-                __syncwarp();
-                if (row_ok) get_slot_row<Shape>(mat, r, a);
-                __syncwarp();
-            } else {
-                info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
-            }
-            // The slot was last read before the first column's __syncwarp (C = 32: before
-            // the __syncwarp above): the rows land at their final positions.
+            const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
+            // The slot was last read before the first column's __syncwarp: the rows land
+            // at their final positions.
             if (row_ok) put_slot_row<Shape>(mat, pos, a);
             if (r == 0 && e < g.batch) g.info[e] = info;
             // Before the copy back, and before the next round's first pivot row goes to a
@@ -752,26 +680,28 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 // ---------------------------------------------------------------------------------
 // getrf, warp-group, SoA C = 16 and 32 (the line kernel): teams of NW warps stage E =
 // NW x EPT consecutive elements at once, each entry a run of E elements copied 16 bytes
-// a thread, double-buffered (the next round's copies in flight while this one is
-// factored): C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64);
-// C = 32 f32 16 warps, 16 elements (64 bytes), one team an SM (137 KB); f64 C = 32 8
-// warps, 8 elements (64 bytes), one stage (70 KB), two teams an SM. Per-warp groups of 32-byte runs (C = 16) and block staging 4 or 8
-// bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
+// a thread: C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64),
+// double-buffered (the next round's copies in flight while this one is factored); C = 32
+// 8 warps, 8 elements (f64 runs of 64 bytes, f32 32), one stage, several teams an SM
+// (f64 two, 70 KB each at 128 registers; f32 three, 36 KB at 80 registers), each
+// factoring while the others' copies are in flight. Per-warp groups of 32-byte runs (C =
+// 16) and block staging 4 or 8 bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
 // kernel and took 1.4 to 1.9 times as long.
 template <class T, int C>
 struct LineShape {
     static_assert(C == 16 || C == 32, "the line kernel's column counts");
-    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = C <= 16 || sizeof(T) == 8 ? 8 : 16, E = NW * EPT,
+    static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = 8, E = NW * EPT,
                          W = 16 / int(sizeof(T)), TT = NW * 32;
     // The stage: logical (i, k) of the team's element q at i * RS + k * E + q, so that a
     // run of W elements is 16 contiguous bytes; RS = C E + W puts a warp's row reads at C
     // = 16 (16 rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8
     // rows (C = 32: 4-way conflicts, once a row per element).
     static constexpr int RS = C * E + W, STAGE = C * RS;
-    // Stages: two (double-buffered, one team an SM at f64 C = 32: 8 warps), but f64 C =
-    // 32 one: each team copies in, factors and copies back in turn, two teams an SM (16
-    // warps at 124 registers, 141 KB) factoring while the other's copies are in flight.
-    static constexpr int STAGES = C == 32 && sizeof(T) == 8 ? 1 : 2;
+    // Stages: C = 16 two (double-buffered); C = 32 one: each team copies in, factors and
+    // copies back in turn, factoring while the SM's other teams' copies are in flight
+    // (one double-buffered team an SM, 8 warps f64 or 16 f32, did worse: f64 0.505 ms
+    // against two teams' 0.456 at n = 32).
+    static constexpr int STAGES = C == 32 ? 1 : 2;
     // The team's region: the elements' pivot-row buffers (two of C each), the stages, the
     // pivots (bytes, C per element).
     static constexpr int BUFS = E * 2 * C;
@@ -818,7 +748,7 @@ __device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, i
 // its rows from the stage and writing them back at their final positions; two barriers a
 // round (the stage is ready / factored), the copy back and the pivots in memory order.
 template <class T, int C>
-__global__ void LU_MAXNREG getrf_line_kernel(const GetrfArgs<T> g) {
+__global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
     using S = LineShape<T, C>;
     constexpr int G = S::G, EPT = S::EPT, E = S::E, TT = S::TT, RS = S::RS;
     extern __shared__ __align__(16) unsigned char lu_smem[];
@@ -854,20 +784,7 @@ __global__ void LU_MAXNREG getrf_line_kernel(const GetrfArgs<T> g) {
         // The rows were read before factor_rows' first __syncwarp: they land at their
         // final positions over rows of the same element.
         int pos = r;
-        int info;
-        if constexpr (C == 32) {
-            // The columns go out to the row's own stage row as they are done (the row was
-            // read before), then every row moves to its final position (one element a warp).
-            info = factor_rows_blocked<T, C>(a, row_ok, lane, n, buf, pivsh + qs * C, pos,
-                                             [rowp = cur + (r * RS + qs)](int j, T v) { rowp[j * E] = v; });
-            __syncwarp();
-#pragma unroll
-            for (int k = 0; k < C; ++k)
-                if (row_ok && k < n) a[k] = cur[r * RS + k * E + qs];
-            __syncwarp();
-        } else {
-            info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
-        }
+        const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
         if (row_ok) {
 #pragma unroll
             for (int k = 0; k < C; ++k)
@@ -1139,7 +1056,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_sh
                             n, k.group,
                             !soa ? "by each warp"
                             : k.unit_threads > 32
-                                ? fmt::format("by teams of {} warps, {} consecutive elements double-buffered, each entry "
+                                ? fmt::format("by teams of {} warps, {} consecutive elements at once, each entry "
                                               "copied as one run",
                                               k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
@@ -1290,7 +1207,7 @@ CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_
     // SoA staged per warp (C = 24, groups of 16 bytes; C = 16, 32 where the line kernel's
     // team does not fit a block): a 32-byte sector's elements in warps of one block, so
     // that the sector's other parts are read through the same L1 at about the same time.
-    // The line kernel's unit is already a team of 8 or 16 warps.
+    // The line kernel's unit is already a team of 8 warps.
     require_device(device);
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device).max_shared_per_block);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;

@@ -291,10 +291,10 @@ void check_all() {
     check_layout<T>(ctx.h, 12, 20011, Layout{false, true, 0, 2}, rng, worst);
     // Thread-per-element AoS staging with padded rows and elements, several rounds.
     check_layout<T>(ctx.h, 2, 50021, Layout{false, false, 1, 2}, rng, worst);
-    // The warp-group kernel's SoA staging (C = 16, 32: teams of 8 or 16 consecutive
+    // The warp-group kernel's SoA staging (C = 16, 32: teams of 16 or 8 consecutive
     // elements, runs copied 16 bytes a thread where the stride is a multiple of 16 bytes'
-    // elements, else one by one, double-buffered; C = 24: each warp 2 or 4, factored 1 or
-    // 2 at a time): several grid-stride rounds with a partial last group and team, padded
+    // elements, else one by one, C = 16 double-buffered, C = 32 one stage; C = 24: each
+    // warp 2 or 4, factored 1 or 2 at a time): several grid-stride rounds with a partial last group and team, padded
     // rows and strides in both orders (strides 30012, 4104 and 2008: 16-byte runs), and
     // batches smaller than one group.
     check_layout<T>(ctx.h, 24, 4001, Layout{true, true, 0, 1}, rng, worst);
@@ -308,9 +308,8 @@ void check_all() {
     check_layout<T>(ctx.h, 30, 5003, Layout{true, true, 2, 3}, rng, worst);
     check_layout<T>(ctx.h, 15, 3, Layout{true, true, 1, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, 1, Layout{true, true, 0, 0}, rng, worst);
-    // C = 32 (n = 25 .. 32): the rolled column loop (blocks of 4 columns, rows moved to
-    // their final positions after) in both kernels over several grid-stride rounds, n = 32
-    // whole blocks and n = 26 a partial last block; SoA f64 one stage, two teams an SM.
+    // C = 32 (n = 25 .. 32) over several grid-stride rounds: SoA n = 32 the line kernel's
+    // one-stage teams (f64 two an SM, f32 three) with a partial last team; AoS n = 26.
     check_layout<T>(ctx.h, 32, 4229, Layout{true, true, 0, 3}, rng, worst);
     check_layout<T>(ctx.h, 26, 4513, Layout{false, true, 1, 2}, rng, worst);
     std::printf("[%s] getrf/getrs/gesv %-4s worst reconstruction %.4f of gamma_n |L||U|, worst residual %.4f "
