@@ -735,7 +735,12 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
             c.why += "; each bin taken from the distance (an approximate square root in the squared domain) where its "
                      "rounding error provably cannot cross an edge, fixed against the edges elsewhere";
     }
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared)),
+    // The grid fills the device with the kernel an execute without weights runs, at its own
+    // shared memory (the weights' 128-bit sums, reserved in c.shared, can be most of it:
+    // 64 KiB for 4096 bins). A weighted execute runs the same grid; blocks that do not fit
+    // at once wait their turn (the kernel strides over the tiles).
+    c.shared_plain = pb.kind == Kind::Knn ? c.shared : reduce_shared(pb, c.fixed_d, c.copies, false);
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared_plain)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     if (c.blocks_per_sm < 1) fail(APAIRS_ERROR_UNSUPPORTED, "the {} kernel does not fit {}", "two-body", limits.name);
     c.grid = std::max<int64_t>(1, std::min<int64_t>(tiles, int64_t(c.blocks_per_sm) * c.sm_count));

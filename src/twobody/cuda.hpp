@@ -24,6 +24,7 @@ struct CudaConfig {
     int fast = 0;             // the reduce kernel's compile-time specialisation without weights
                               // (cuda.cu's Fast), 0: the generic kernel
     int64_t shared = 0;       // dynamic shared memory per block, bytes
+    int64_t shared_plain = 0; // the same for an execute without weights (the grid is sized for it)
     int kmax = 0;             // kNN: the compiled list length (k rounded up)
     bool fixed_d = false;     // d = 3 compiled in (the point in registers), else any d
     std::string why;

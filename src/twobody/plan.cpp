@@ -1,5 +1,7 @@
 #include "twobody/plan.hpp"
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include "host/host.hpp"
@@ -40,9 +42,10 @@ public:
             const CudaConfig &c = cuda_;
             description = fmt::format(
                 "backend=cuda device={} ({}, sm_{}{}, {} SMs) kernel={} block={} threads grid={} blocks, {} blocks/SM, "
-                "{} registers/thread, {} B local/thread, {} B shared/block; why: {}",
+                "{} registers/thread, {} B local/thread, {} B shared/block{}; why: {}",
                 c.device, c.device_name, c.cc_major, c.cc_minor, c.sm_count, kernel_name(pb_), c.threads, c.grid,
-                c.blocks_per_sm, c.regs, c.stack, c.shared, c.why);
+                c.blocks_per_sm, c.regs, c.stack, c.shared_plain,
+                c.shared != c.shared_plain ? fmt::format(" ({} B with weights)", c.shared) : std::string(), c.why);
             return;
         }
 #endif
