@@ -744,11 +744,10 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // (2 x 2 x V sums a thread at 80 registers in blocks of four units, 24 warps an SM,
-    // measured slower on H100 than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409
-    // against 0.395.) C of 8 x 8 (one warp a unit) in blocks of eight units: 80, so that
-    // three blocks fit an SM (see soa_min_units).
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : S == 32 ? 80 : 128;
+    // (2 x 2 x V sums a thread at 80 registers, 24 warps an SM, measured slower on H100
+    // than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409 against 0.395; in
+    // blocks of eight units of one warp, three an SM, 8 x 8 0.344 / 0.347 for f64 / f32.)
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -1059,16 +1058,7 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against
     // 0.395 / 0.396 for f64 / f32 16 x 16.)
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
-    if (unit_bytes == int64_t(pb.elem_size())) return int(32 / pb.elem_size());
-    // C up to 8 x 8 (one warp a unit, one slice of k for k <= 8): 256-byte runs of each
-    // entry a block, eight units, three blocks an SM at 80 registers (24 warps). In blocks
-    // of four (128-byte runs, five an SM) f64 8 x 8 reached 79 % of the bound where AoS,
-    // whose warps read kilobytes in a row, reaches 85 %: the DRAM's efficiency on short runs
-    // scattered 4 MiB apart (one run per entry) is what we expect to bind.
-    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 4, 4, 2, 2, 2, 8, 2, false>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 4, 4, 2, 2, 2, 8, 2, false>))
-        return int(256 / unit_bytes);
-    return int(128 / unit_bytes);
+    return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
 }
 
 // 16-byte accesses line up: the array on 16 bytes and the stride a multiple of 16 bytes.
