@@ -592,13 +592,80 @@ __device__ __forceinline__ int block_items(int pairs, int slices) {
     return b < pairs ? ((pairs - 1 - b) / nb + 1) * slices : 0;
 }
 
+// d += a b for one 8 x 8 tile of C on the tensor cores (mma m8n8k4, f64): lane
+// (g, t) = (lane / 4, lane % 4) holds A(g, t), B(t, g) and C(g, 2 t), C(g, 2 t + 1).
+// Below sm_80 the same products by shuffles and fma.
+__device__ __forceinline__ void mma884(double *d, double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a), "d"(b));
+#else
+    const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        const double av = __shfl_sync(0xffffffffu, a, g * 4 + l);
+        d[0] = fma(av, __shfl_sync(0xffffffffu, b, 2 * t * 4 + l), d[0]);
+        d[1] = fma(av, __shfl_sync(0xffffffffu, b, (2 * t + 1) * 4 + l), d[1]);
+    }
+#endif
+}
+
+// One slice of f64 C of 64 x 64 (AosPipe::MMA) from the stage st (A as [i][l], row stride
+// KSP; B as [l][j], row stride NTP). Warp w of the element owns rows 16 (w / 2) + [0, 16)
+// and columns 32 (w % 2) + [0, 32): tiles (ri, cj), ri < 2, cj < 4, whose two sums a lane
+// holds in acc[ri + 2 (cj / 2)][2 (cj % 2) + x], x < 2 (row 16 (w / 2) + 8 ri + g, column
+// 32 (w % 2) + 8 cj + 2 t + x). A partial slice (ks < KS) goes entry by entry with fma.
+template <int KS, int KSP, int NTP, int MT>
+__device__ __forceinline__ void mma_slice(const double *st, int ks, int w, int lane, double (&acc)[4][4]) {
+    const int g = lane >> 2, t = lane & 3;
+    const double *const as = st + (16 * (w >> 1) + g) * KSP;  // row g of the warp's first tile
+    const double *const bs = st + MT * KSP + 32 * (w & 1);     // the warp's first column
+    if (ks == KS) {
+#pragma unroll
+        for (int l = 0; l < KS; l += 4) {
+            double a[2], b[4];
+#pragma unroll
+            for (int ri = 0; ri < 2; ++ri) a[ri] = as[8 * ri * KSP + l + t];
+#pragma unroll
+            for (int cj = 0; cj < 4; ++cj) b[cj] = bs[(l + t) * NTP + 8 * cj + g];
+#pragma unroll
+            for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+                for (int cj = 0; cj < 4; ++cj) mma884(acc[ri + 2 * (cj >> 1)] + 2 * (cj & 1), a[ri], b[cj]);
+        }
+    } else {
+#pragma unroll 1
+        for (int l = 0; l < ks; ++l) {
+            const double a[2] = {as[l], as[8 * KSP + l]};
+#pragma unroll
+            for (int cj = 0; cj < 4; ++cj) {
+                double b[2];
+                ld16(bs + l * NTP + 8 * cj + 2 * t, b);
+#pragma unroll
+                for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+                    for (int x = 0; x < 2; ++x)
+                        acc[ri + 2 * (cj >> 1)][2 * (cj & 1) + x] =
+                            fma(a[ri], b[x], acc[ri + 2 * (cj >> 1)][2 * (cj & 1) + x]);
+            }
+        }
+    }
+}
+
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
 struct AosPipe {
     static constexpr int V = 16 / int(sizeof(T));
     static constexpr int S = TY * TX;                 // threads per element
     static constexpr int MT = TY * TM, NT = TX * TN;  // the element's tile
-    static constexpr int KSP = KS + V;                // A's row stride (16-byte rows padded by 16 bytes)
-    static constexpr int UNIT0 = MT * KSP + KS * NT;
+    // f64 C of 64 x 64 in slices of 32 on the tensor cores (mma m8n8k4, see mma_slice): each
+    // warp a 16 x 32 block of C, eight 8 x 8 tiles. A's and B's rows padded by 32 bytes, so
+    // that the fragment loads (8 rows x 4 dimensions of A, 4 rows x 8 columns of B) take two
+    // wavefronts, the least for 256 bytes.
+    static constexpr bool MMA = sizeof(T) == 8 && TY == 16 && TX == 16 && TM == 4 && TN == 4 && KS == 32;
+    static constexpr int KSP = MMA ? KS + 4 : KS + V;  // A's row stride (16-byte rows padded by 16 bytes)
+    static constexpr int NTP = MMA ? NT + 4 : NT;      // B's row stride
+    static constexpr int UNIT0 = MT * KSP + KS * NTP;
     // Per element and stage, padded to 64 bytes past a 128-byte multiple (elements that
     // share a warp read other banks).
     static constexpr int UNIT = UNIT0 + ((64 - UNIT0 * int(sizeof(T)) % 128 + 128) % 128) / int(sizeof(T));
@@ -615,7 +682,7 @@ template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
 __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
     gemm_aos_pipe_kernel(const Args<T> g) {
     using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
-    constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
+    constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, NTP = P::NTP, UNIT = P::UNIT, NC = TN / V;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
@@ -638,15 +705,15 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             const int2 o = in.origin<MT, NT>(tn);
             const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
-            // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j - j0].
+            // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NTP + j - j0].
             if (g.a.swap)
                 aos_stage(g.a, false, e0, u, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             else
                 aos_stage(g.a, va, e0, u, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             if (g.b.swap)
-                aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NT);
+                aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NTP);
             else
-                aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NT, 1);
+                aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NTP, 1);
             in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
@@ -669,7 +736,9 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP;
         const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
-        if (ks == KS) {
+        if constexpr (P::MMA) {
+            mma_slice<KS, KSP, NTP, MT>(sh + cur.stage * stage_size + q * UNIT, ks, loc >> 5, loc & 31, acc);
+        } else if (ks == KS) {
             // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
             // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
             // sums, whole slices: at 80 registers the split loop spills).
@@ -686,7 +755,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
                     for (int v = 0; v < V; ++v) {
                         T b[TN];
 #pragma unroll
-                        for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
+                        for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NTP + c * TX * V, b + c * V);
 #pragma unroll
                         for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -699,7 +768,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             for (int l = 0; l < ks; ++l) {
                 T b[TN];
 #pragma unroll
-                for (int c = 0; c < NC; ++c) ld16(bp + l * NT + c * TX * V, b + c * V);
+                for (int c = 0; c < NC; ++c) ld16(bp + l * NTP + c * TX * V, b + c * V);
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const T av = ap[i * TY * KSP + l];
@@ -717,11 +786,13 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
                 T *const cb = g.c + e * g.sc;
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int row = i0 + ty + TY * i;
+                    // (MMA: acc[i][2 c + x] is tile (i % 2, 2 (i / 2) + c), see mma_slice.)
+                    const int row = i0 + (P::MMA ? 16 * (loc >> 6) + 8 * (i & 1) + ((loc & 31) >> 2) : ty + TY * i);
                     if (row >= m) continue;
 #pragma unroll
                     for (int c = 0; c < NC; ++c) {
-                        const int col = j0 + (tx + TX * c) * V;
+                        const int col = j0 + (P::MMA ? 32 * ((loc >> 5) & 1) + 8 * (2 * (i >> 1) + c) + 2 * (loc & 3)
+                                                     : (tx + TX * c) * V);
                         if (col < n)
                             store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
                                         n - col, read_c, g.alpha, g.beta);
@@ -915,8 +986,8 @@ KernelSpec aos_pipe_kernel() {
     KernelSpec k;
     k.model = Model::BlockPerElement;
     k.fn = reinterpret_cast<const void *>(&gemm_aos_pipe_kernel<T, TY, TX, TM, TN, KS, STAGES>);
-    k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages>",
-                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES);
+    k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages{}>",
+                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES, P::MMA ? ", mma 8x8x4" : "");
     k.group = P::S;
     k.sub = P::S;
     k.unit_threads = P::S;
@@ -951,7 +1022,11 @@ KernelSpec soa_pipe_kernel() {
 // bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound (H100: f64
 // 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows, reaches 90 %.
 // (k <= 16: one slice of 16, three stages, as before; the slices of 32 would take the
-// partial-slice loop.)
+// partial-slice loop.) f64 in slices of 32 on the tensor cores (AosPipe::MMA): H100
+// round 2 on the fma pipe reached 0.357 ms (76 % of the bound) where torch.bmm, on the
+// tensor cores, reached 0.324; the 64 x 64 x 64 fma of an element take some 4096 cycles
+// of an SM's fp64 pipe against some 2048 of its tensor cores, and the fragment loads half
+// the shared-memory wavefronts (12 per 8 mma of a warp, against 12 per 32 fma).
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
