@@ -616,9 +616,17 @@ __device__ __forceinline__ void mma884(double *d, double a, double b) {
 // and columns 32 (w % 2) + [0, 32): tiles (ri, cj), ri < 2, cj < 4, whose two sums a lane
 // holds in acc[ri + 2 (cj / 2)][2 (cj % 2) + x], x < 2 (row 16 (w / 2) + 8 ri + g, column
 // 32 (w % 2) + 8 cj + 2 t + x). A partial slice (ks < KS) goes entry by entry with fma.
+// threadIdx.x read afresh (volatile: where it is used, not held in a register across the
+// loop; the offsets derived from it spilled at 80 registers).
+__device__ __forceinline__ int tid_here() {
+    int r;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r));
+    return r;
+}
+
 template <int KS, int KSP, int NTP, int MT>
-__device__ __forceinline__ void mma_slice(const double *st, int ks, int w, int lane, double (&acc)[4][4]) {
-    const int g = lane >> 2, t = lane & 3;
+__device__ __forceinline__ void mma_slice(const double *st, int ks, double (&acc)[4][4]) {
+    const int tid = tid_here(), w = (tid >> 5) & 7, g = (tid & 31) >> 2, t = tid & 3;
     const double *const as = st + (16 * (w >> 1) + g) * KSP;  // row g of the warp's first tile
     const double *const bs = st + MT * KSP + 32 * (w & 1);     // the warp's first column
     if (ks == KS) {
@@ -737,7 +745,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
         if constexpr (P::MMA) {
-            mma_slice<KS, KSP, NTP, MT>(sh + cur.stage * stage_size + q * UNIT, ks, loc >> 5, loc & 31, acc);
+            mma_slice<KS, KSP, NTP, MT>(sh + cur.stage * stage_size + q * UNIT, ks, acc);
         } else if (ks == KS) {
             // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
             // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
@@ -784,14 +792,15 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0);
                 T *const cb = g.c + e * g.sc;
+                const int lm = P::MMA ? tid_here() : 0;  // (see mma_slice)
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     // (MMA: acc[i][2 c + x] is tile (i % 2, 2 (i / 2) + c), see mma_slice.)
-                    const int row = i0 + (P::MMA ? 16 * (loc >> 6) + 8 * (i & 1) + ((loc & 31) >> 2) : ty + TY * i);
+                    const int row = i0 + (P::MMA ? 16 * ((lm >> 6) & 3) + 8 * (i & 1) + ((lm & 31) >> 2) : ty + TY * i);
                     if (row >= m) continue;
 #pragma unroll
                     for (int c = 0; c < NC; ++c) {
-                        const int col = j0 + (P::MMA ? 32 * ((loc >> 5) & 1) + 8 * (2 * (i >> 1) + c) + 2 * (loc & 3)
+                        const int col = j0 + (P::MMA ? 32 * ((lm >> 5) & 1) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3)
                                                      : (tx + TX * c) * V);
                         if (col < n)
                             store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
