@@ -592,13 +592,88 @@ __device__ __forceinline__ int block_items(int pairs, int slices) {
     return b < pairs ? ((pairs - 1 - b) / nb + 1) * slices : 0;
 }
 
+// d += a b for one 8 x 8 tile of C on the tensor cores (mma m8n8k4, f64): lane
+// (g, t) = (lane / 4, lane % 4) holds A(g, t), B(t, g) and C(g, 2 t), C(g, 2 t + 1).
+// Below sm_80 the same products by shuffles and fma.
+__device__ __forceinline__ void mma884(double *d, double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(d[0]), "+d"(d[1])
+        : "d"(a), "d"(b));
+#else
+    const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+        const double av = __shfl_sync(0xffffffffu, a, g * 4 + l);
+        d[0] = fma(av, __shfl_sync(0xffffffffu, b, 2 * t * 4 + l), d[0]);
+        d[1] = fma(av, __shfl_sync(0xffffffffu, b, (2 * t + 1) * 4 + l), d[1]);
+    }
+#endif
+}
+
+// One slice of f64 C of 64 x 64 (AosPipe::MMA) from the stage st (A as [i][l], row stride
+// KSP; B as [l][j], row stride NTP). Warp w of the element owns rows 16 (w / 2) + [0, 16)
+// and columns 32 (w % 2) + [0, 32): tiles (ri, cj), ri < 2, cj < 4, whose two sums a lane
+// holds in acc[ri + 2 (cj / 2)][2 (cj % 2) + x], x < 2 (row 16 (w / 2) + 8 ri + g, column
+// 32 (w % 2) + 8 cj + 2 t + x). A partial slice (ks < KS) goes entry by entry with fma.
+// threadIdx.x read afresh (volatile: where it is used, not held in a register across the
+// loop; the offsets derived from it spilled at 80 registers).
+__device__ __forceinline__ int tid_here() {
+    int r;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r));
+    return r;
+}
+
+template <int KS, int KSP, int NTP, int MT>
+__device__ __forceinline__ void mma_slice(const double *st, int ks, double (&acc)[4][4]) {
+    const int tid = tid_here(), w = (tid >> 5) & 7, g = (tid & 31) >> 2, t = tid & 3;
+    const double *const as = st + (16 * (w >> 1) + g) * KSP;  // row g of the warp's first tile
+    const double *const bs = st + MT * KSP + 32 * (w & 1);     // the warp's first column
+    if (ks == KS) {
+#pragma unroll
+        for (int l = 0; l < KS; l += 4) {
+            double a[2], b[4];
+#pragma unroll
+            for (int ri = 0; ri < 2; ++ri) a[ri] = as[8 * ri * KSP + l + t];
+#pragma unroll
+            for (int cj = 0; cj < 4; ++cj) b[cj] = bs[(l + t) * NTP + 8 * cj + g];
+#pragma unroll
+            for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+                for (int cj = 0; cj < 4; ++cj) mma884(acc[ri + 2 * (cj >> 1)] + 2 * (cj & 1), a[ri], b[cj]);
+        }
+    } else {
+#pragma unroll 1
+        for (int l = 0; l < ks; ++l) {
+            const double a[2] = {as[l], as[8 * KSP + l]};
+#pragma unroll
+            for (int cj = 0; cj < 4; ++cj) {
+                double b[2];
+                ld16(bs + l * NTP + 8 * cj + 2 * t, b);
+#pragma unroll
+                for (int ri = 0; ri < 2; ++ri)
+#pragma unroll
+                    for (int x = 0; x < 2; ++x)
+                        acc[ri + 2 * (cj >> 1)][2 * (cj & 1) + x] =
+                            fma(a[ri], b[x], acc[ri + 2 * (cj >> 1)][2 * (cj & 1) + x]);
+            }
+        }
+    }
+}
+
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
 struct AosPipe {
     static constexpr int V = 16 / int(sizeof(T));
     static constexpr int S = TY * TX;                 // threads per element
     static constexpr int MT = TY * TM, NT = TX * TN;  // the element's tile
-    static constexpr int KSP = KS + V;                // A's row stride (16-byte rows padded by 16 bytes)
-    static constexpr int UNIT0 = MT * KSP + KS * NT;
+    // f64 C of 64 x 64 in slices of 32 on the tensor cores (mma m8n8k4, see mma_slice): each
+    // warp a 16 x 32 block of C, eight 8 x 8 tiles. A's and B's rows padded by 32 bytes, so
+    // that the fragment loads (8 rows x 4 dimensions of A, 4 rows x 8 columns of B) take two
+    // wavefronts, the least for 256 bytes.
+    static constexpr bool MMA = sizeof(T) == 8 && TY == 16 && TX == 16 && TM == 4 && TN == 4 && KS == 32;
+    static constexpr int KSP = MMA ? KS + 4 : KS + V;  // A's row stride (16-byte rows padded by 16 bytes)
+    static constexpr int NTP = MMA ? NT + 4 : NT;      // B's row stride
+    static constexpr int UNIT0 = MT * KSP + KS * NTP;
     // Per element and stage, padded to 64 bytes past a 128-byte multiple (elements that
     // share a warp read other banks).
     static constexpr int UNIT = UNIT0 + ((64 - UNIT0 * int(sizeof(T)) % 128 + 128) % 128) / int(sizeof(T));
@@ -615,7 +690,7 @@ template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
 __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
     gemm_aos_pipe_kernel(const Args<T> g) {
     using P = AosPipe<T, TY, TX, TM, TN, KS, STAGES>;
-    constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, UNIT = P::UNIT, NC = TN / V;
+    constexpr int V = P::V, KSP = P::KSP, MT = P::MT, NT = P::NT, NTP = P::NTP, UNIT = P::UNIT, NC = TN / V;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
@@ -638,15 +713,15 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             const int2 o = in.origin<MT, NT>(tn);
             const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
-            // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NT + j - j0].
+            // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NTP + j - j0].
             if (g.a.swap)
                 aos_stage(g.a, false, e0, u, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             else
                 aos_stage(g.a, va, e0, u, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             if (g.b.swap)
-                aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NT);
+                aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NTP);
             else
-                aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NT, 1);
+                aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NTP, 1);
             in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
@@ -669,7 +744,9 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         const T *const ap = sh + cur.stage * stage_size + q * UNIT + ty * KSP;
         const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
-        if (ks == KS) {
+        if constexpr (P::MMA) {
+            mma_slice<KS, KSP, NTP, MT>(sh + cur.stage * stage_size + q * UNIT, ks, acc);
+        } else if (ks == KS) {
             // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
             // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
             // sums, whole slices: at 80 registers the split loop spills).
@@ -686,7 +763,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
                     for (int v = 0; v < V; ++v) {
                         T b[TN];
 #pragma unroll
-                        for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NT + c * TX * V, b + c * V);
+                        for (int c = 0; c < NC; ++c) ld16(bp + (l + v) * NTP + c * TX * V, b + c * V);
 #pragma unroll
                         for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -699,7 +776,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             for (int l = 0; l < ks; ++l) {
                 T b[TN];
 #pragma unroll
-                for (int c = 0; c < NC; ++c) ld16(bp + l * NT + c * TX * V, b + c * V);
+                for (int c = 0; c < NC; ++c) ld16(bp + l * NTP + c * TX * V, b + c * V);
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const T av = ap[i * TY * KSP + l];
@@ -715,13 +792,16 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             if (e < g.batch) {
                 const bool read_c = g.beta != T(0);
                 T *const cb = g.c + e * g.sc;
+                const int lm = P::MMA ? tid_here() : 0;  // (see mma_slice)
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
-                    const int row = i0 + ty + TY * i;
+                    // (MMA: acc[i][2 c + x] is tile (i % 2, 2 (i / 2) + c), see mma_slice.)
+                    const int row = i0 + (P::MMA ? 16 * ((lm >> 6) & 3) + 8 * (i & 1) + ((lm & 31) >> 2) : ty + TY * i);
                     if (row >= m) continue;
 #pragma unroll
                     for (int c = 0; c < NC; ++c) {
-                        const int col = j0 + (tx + TX * c) * V;
+                        const int col = j0 + (P::MMA ? 32 * ((lm >> 5) & 1) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3)
+                                                     : (tx + TX * c) * V);
                         if (col < n)
                             store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
                                         n - col, read_c, g.alpha, g.beta);
@@ -744,11 +824,10 @@ struct SoaPipe {
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
     static constexpr int UNIT = (MT * KSP + KS * NT) * E;  // T per unit and stage
-    // (2 x 2 x V sums a thread at 80 registers in blocks of four units, 24 warps an SM,
-    // measured slower on H100 than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409
-    // against 0.395.) C of 8 x 8 (one warp a unit) in blocks of eight units: 80, so that
-    // three blocks fit an SM (see soa_min_units).
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : S == 32 ? 80 : 128;
+    // (2 x 2 x V sums a thread at 80 registers, 24 warps an SM, measured slower on H100
+    // than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409 against 0.395; in
+    // blocks of eight units of one warp, three an SM, 8 x 8 0.344 / 0.347 for f64 / f32.)
+    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
 };
@@ -916,8 +995,8 @@ KernelSpec aos_pipe_kernel() {
     KernelSpec k;
     k.model = Model::BlockPerElement;
     k.fn = reinterpret_cast<const void *>(&gemm_aos_pipe_kernel<T, TY, TX, TM, TN, KS, STAGES>);
-    k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages>",
-                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES);
+    k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages{}>",
+                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES, P::MMA ? ", mma 8x8x4" : "");
     k.group = P::S;
     k.sub = P::S;
     k.unit_threads = P::S;
@@ -952,7 +1031,11 @@ KernelSpec soa_pipe_kernel() {
 // bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound (H100: f64
 // 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows, reaches 90 %.
 // (k <= 16: one slice of 16, three stages, as before; the slices of 32 would take the
-// partial-slice loop.)
+// partial-slice loop.) f64 in slices of 32 on the tensor cores (AosPipe::MMA): H100
+// round 2 on the fma pipe reached 0.357 ms (76 % of the bound) where torch.bmm, on the
+// tensor cores, reached 0.324; the 64 x 64 x 64 fma of an element take some 4096 cycles
+// of an SM's fp64 pipe against some 2048 of its tensor cores, and the fragment loads half
+// the shared-memory wavefronts (12 per 8 mma of a warp, against 12 per 32 fma).
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
@@ -1059,16 +1142,7 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against
     // 0.395 / 0.396 for f64 / f32 16 x 16.)
     const int64_t unit_bytes = k.unit_elements * int64_t(pb.elem_size());
-    if (unit_bytes == int64_t(pb.elem_size())) return int(32 / pb.elem_size());
-    // C up to 8 x 8 (one warp a unit, one slice of k for k <= 8): 256-byte runs of each
-    // entry a block, eight units, three blocks an SM at 80 registers (24 warps). In blocks
-    // of four (128-byte runs, five an SM) f64 8 x 8 reached 79 % of the bound where AoS,
-    // whose warps read kilobytes in a row, reaches 85 %: the DRAM's efficiency on short runs
-    // scattered 4 MiB apart (one run per entry) is what we expect to bind.
-    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 4, 4, 2, 2, 2, 8, 2, false>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 4, 4, 2, 2, 2, 8, 2, false>))
-        return int(256 / unit_bytes);
-    return int(128 / unit_bytes);
+    return unit_bytes > int64_t(pb.elem_size()) ? int(128 / unit_bytes) : int(32 / pb.elem_size());
 }
 
 // 16-byte accesses line up: the array on 16 bytes and the stride a multiple of 16 bytes.
