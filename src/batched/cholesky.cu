@@ -32,10 +32,7 @@
 //     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
 //     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
 //     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
-//     scaled by the pivot's reciprocal, as in the warp kernels. AoS f32 n = 4, 8 (and
-//     the f32 AoS warp kernel at n = 9 .. 16) run under a 132 KB shared-memory carveout,
-//     AoS f64 n = 8 under 164 KB (kCholF32Carveout, kCholF64SyncCarveout: L1 for the
-//     lines in flight).
+//     scaled by the pivot's reciprocal, as in the warp kernels.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -1233,25 +1230,6 @@ constexpr int kWarpMaxN = 32;
 // are 32-bit: they take a matrix only when its largest index (n - 1) ld + n - 1 fits.
 bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
-// The shared-memory carveout of the AoS f32 cp.async kernels at n = 8 (thread, grid walk)
-// and 9 .. 16 (warp, C = 16): 132 KB, leaving 124 KB of L1 where the largest carveout
-// left 28 KB. Their 4-byte cp.async loads allocate in L1 (only 16-byte copies may bypass
-// it), and each warp keeps its next elements' loads in flight (n = 8: 32 elements, 8 KB
-// of lines; n = 16: 4 elements, 4 KB): at the largest carveout 24 (n = 8) or 32 (n = 16)
-// warps an SM asked for 192 / 128 KB of lines in flight through 28 KB of L1. And with
-// that queue (n = 8: ~26 us from an element's loads to its stores at run 32's rate, about
-// L2's 50 MB of traffic) the stores of its triangle rows, partial sectors, may find the
-// lines gone from L2. At 132 KB the estimator gives 13 warps an SM at n = 8 (104 KB in
-// flight, where Little's law asks ~13 KB at 3 TB/s) and 27 at n = 16. These two rows were
-// the only f32 rows below f64's bytes/s (60-63 % where f64 n = 8 reached 75 %). The grid
-// walk's n = 4 instance too: it keeps its 40 warps at 132 KB (registers bind), so the L1
-// comes free (2 KB a warp in flight, 80 KB an SM).
-constexpr int64_t kCholF32Carveout = 132 * 1024;
-// The synchronous f64 kernel at n = 8: 16 warps an SM at 164 KB as at 228 KB (registers
-// bind), each with up to 16 x 8 bytes a lane of plain loads in flight (4 KB a warp, 64 KB
-// an SM): 92 KB of L1 for them where the largest carveout left 28 KB.
-constexpr int64_t kCholF64SyncCarveout = 164 * 1024;
-
 template <class T, int C>
 KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
@@ -1293,7 +1271,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        if (n == 8) k.shared_per_sm = kCholF64SyncCarveout;
         k.name = fmt::format("potrf_thread<{}, n={}, synchronous staging>", tname(pb.dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' fast grids in memory order through "
@@ -1309,7 +1286,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        if (grid) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_thread<{}, n={}{}>", tname(pb.dtype), n, grid ? ", grid walk" : "");
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
@@ -1321,7 +1297,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
-        if (!f64 && !pb.a.soa && n <= 16) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
         const bool fold = n <= 16 || n > 24;  // CholWarpShape<T, C>::FOLD: C != 24
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
@@ -1344,9 +1319,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             n, n > kWarpMaxN ? fmt::format("above {}", kWarpMaxN) : "ld past 32-bit indices", S,
                             int64_t(tri_size(n) + n) * es);
     }
-    if (k.shared_per_sm > 0)
-        k.why += fmt::format("; a {} KB shared-memory carveout (the rest L1, for the loads in flight)",
-                             k.shared_per_sm / 1024);
     return k;
 }
 
