@@ -29,13 +29,11 @@
 //     loads are in flight while these compute. AoS f64 n = 3 .. 8 takes the synchronous
 //     staging instead (the n x n grids walked in memory order, 8 (n < 6) or 16 loads a
 //     lane in flight, one slot): measured 83 % / 70 % of the bound at n = 4 / 8 (with 8)
-//     where the cp.async kernel gave 56 % / 68 %. The cp.async kernel's AoS copy-out
-//     (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels' AoS
-//     copy-outs take the grid walk (per-lane offsets worked out once). Each column is
-//     scaled by the pivot's reciprocal, as in the warp kernels. AoS f32 n = 4, 8 (and
-//     the f32 AoS warp kernel at n = 9 .. 16) run under a 132 KB shared-memory carveout,
-//     AoS f64 n = 8 under 164 KB (kCholF32Carveout, kCholF64SyncCarveout: L1 for the
-//     lines in flight).
+//     where the cp.async kernel gave 56 % / 68 %; so does AoS f32 n = 8 (the cp.async
+//     kernel: 63 %), its loads by the grid walk as well. The cp.async kernel's AoS
+//     copy-out (n >= 3) walks the grids in memory order too; at n = 4 and 8 both kernels'
+//     AoS copy-outs take the grid walk (per-lane offsets worked out once). Each column is
+//     scaled by the pivot's reciprocal, as in the warp kernels.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
 //     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
@@ -254,6 +252,42 @@ struct GridWalk {
             col[s] = i >= j ? j : N;  // N: the other triangle, never stored
         }
     }
+    // The stored triangles of elements e0 .. e0 + E - 1 into dst[q * es + tri_off(i) + j]
+    // by plain loads, K elements' positions a lane in flight (N = 8: each load one
+    // 128-byte line of one element, the other triangle's lanes idle), each position's
+    // offsets as the copy-out's: the f32 synchronous kernel's staging. The shared stores
+    // are unconditional, so that no predicate lives from a load to its store (ptxas
+    // otherwise waits on each load before the next, having 7 predicates for 16 loads): a
+    // position not loaded (the other triangle; an element at or past batch, whose slot
+    // is never read back) stores a zero, the other triangle's to the element's padding
+    // entry tri_size(N) (es > tri_size(N): chol_pad_odd of an even tri_size at N = 4, 8).
+    template <int K, class T>
+    __device__ __forceinline__ void load(const Tri<T> &a, int64_t e0, int64_t batch, T *dst, int es) const {
+        static_assert(STEPS % K == 0 && tri_size(N) % 2 == 0, "whole chunks of K steps; a padding entry");
+        const int left = int(std::min<int64_t>(batch - e0 - h, E));
+        const int64_t pstep = int64_t(PER) * a.stride;
+        const T *ps[SUB];
+        int sto[SUB];
+#pragma unroll
+        for (int s = 0; s < SUB; ++s) {
+            ps[s] = a.p + (e0 + h) * a.stride + goff[s];
+            sto[s] = h * es + (col[s] < N ? soff[s] : tri_size(N));
+        }
+#pragma unroll 1
+        for (int k0 = 0; k0 < STEPS && k0 * PER < left; k0 += K) {
+            T v[K][SUB];
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+#pragma unroll
+                for (int s = 0; s < SUB; ++s) v[k][s] = (k0 + k) * PER < left && col[s] < N ? ps[s][k * pstep] : T(0);
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+#pragma unroll
+                for (int s = 0; s < SUB; ++s) dst[(k0 + k) * PER * es + sto[s]] = v[k][s];
+#pragma unroll
+            for (int s = 0; s < SUB; ++s) ps[s] += K * pstep;
+        }
+    }
     // The copy-out of the stored triangles of elements e0 .. e0 + E - 1 (those below
     // batch) from src[q * es + tri_off(i) + j] (a failed element, failsh[q] = j + 1: only
     // its columns before j).
@@ -301,10 +335,11 @@ constexpr bool kGridWalk = N == 4 || N == 8;
 // Register budgets of the grid-walk instances: left alone, ptxas batches the walk's
 // stores (and their 64-bit addresses) and takes more registers than the general walk's
 // instances, which costs warps per SM; these keep the general instances' occupancies
-// (f32 n = 8: 23 warps, the shared-memory limit; n = 4: 42; f64 synchronous n = 8: 18;
-// n = 4: 28).
+// (f32 n = 4: 42 warps; f64 synchronous n = 8: 18; n = 4: 28). The f32 synchronous
+// kernel (n = 8, grid-walk loads of 8 elements at a time): 72, 28 warps an SM (64 and
+// 80 spilled).
 constexpr int grid_walk_regs(bool f64, bool sync, int n) {
-    return sync ? (n == 8 ? 112 : n == 4 ? 72 : 128) : f64 ? 128 : n == 8 ? 88 : n == 4 ? 48 : 128;
+    return sync ? (!f64 ? 72 : n == 8 ? 112 : n == 4 ? 72 : 128) : f64 ? 128 : n == 8 ? 88 : n == 4 ? 48 : 128;
 }
 #if CUDART_VERSION >= 12040
 #define CHOL_GRID_MAXNREG(T, SYNC, N) __maxnreg__(grid_walk_regs(sizeof(T) == 8, SYNC, N))
@@ -442,8 +477,8 @@ __global__ void CHOL_GRID_MAXNREG(T, false, GRID ? N : 0) potrf_thread_kernel(co
 }
 
 // ---------------------------------------------------------------------------------
-// potrf, thread-per-element, AoS f64 n = 3 .. 8: the same factorisation with the
-// staging of run 16 (0.215 ms = 83 % at n = 4 on an H100, where the cp.async kernel
+// potrf, thread-per-element, AoS f64 n = 3 .. 8 and f32 n = 8: the same factorisation
+// with the staging of run 16 (0.215 ms = 83 % at n = 4 on an H100, where the cp.async kernel
 // above measured 0.320): each warp walks its 32 elements' n x n fast grids in memory
 // order (lanes on consecutive entries: two whole lines per load), the stored triangle's
 // entries loaded CH at a time into registers and then into shared memory, one slot, and
@@ -453,8 +488,9 @@ template <class T, int N>
 __global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const PotrfArgs<T> g) {
     constexpr int NT = tri_size(N), ES = chol_pad_odd(NT), EPT = 32;
     // Loads in flight a lane: the walk is N * N positions a lane, CH at a time, each
-    // batch a round trip (8 at n = 8 with CH = 8): 16 from n = 6 on.
-    constexpr int CH = N >= 6 ? 16 : 8;
+    // batch a round trip (8 at n = 8 with CH = 8): 16 from n = 6 on (f64; f32 n = 8 loads
+    // by the grid walk, its 64-bit fallback 8).
+    constexpr int CH = N >= 6 && sizeof(T) == 8 ? 16 : 8;
     constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
@@ -468,7 +504,19 @@ __global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const Pot
 
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += int64_t(gridDim.x) * per_block) {
         const int64_t e0 = eb + int64_t(team) * EPT;
-        load_tri<CH>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+        if constexpr (sizeof(T) == 4 && kGridWalk<N>) {
+            // f32 (AoS n = 8): the loads by the grid walk as well (a few instructions a
+            // load where the Walker's 64-bit walk took ~20-50: f32 moves half the bytes a
+            // load), 8 elements' 16 positions a lane in flight (2 KB a warp).
+            if (grid) {
+                const GridWalk<N> gw(lane, int(g.a.ld), g.a.swap);
+                gw.template load<8>(g.a, e0, g.batch, sh, ES);
+            } else {
+                load_tri<CH>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+            }
+        } else {
+            load_tri<CH>(g.a, N, e0, g.batch, sh, ES, lane, 32, EPT);
+        }
         __syncwarp();
 
         const int64_t e = e0 + lane;
@@ -1233,25 +1281,6 @@ constexpr int kWarpMaxN = 32;
 // are 32-bit: they take a matrix only when its largest index (n - 1) ld + n - 1 fits.
 bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
-// The shared-memory carveout of the AoS f32 cp.async kernels at n = 8 (thread, grid walk)
-// and 9 .. 16 (warp, C = 16): 132 KB, leaving 124 KB of L1 where the largest carveout
-// left 28 KB. Their 4-byte cp.async loads allocate in L1 (only 16-byte copies may bypass
-// it), and each warp keeps its next elements' loads in flight (n = 8: 32 elements, 8 KB
-// of lines; n = 16: 4 elements, 4 KB): at the largest carveout 24 (n = 8) or 32 (n = 16)
-// warps an SM asked for 192 / 128 KB of lines in flight through 28 KB of L1. And with
-// that queue (n = 8: ~26 us from an element's loads to its stores at run 32's rate, about
-// L2's 50 MB of traffic) the stores of its triangle rows, partial sectors, may find the
-// lines gone from L2. At 132 KB the estimator gives 13 warps an SM at n = 8 (104 KB in
-// flight, where Little's law asks ~13 KB at 3 TB/s) and 27 at n = 16. These two rows were
-// the only f32 rows below f64's bytes/s (60-63 % where f64 n = 8 reached 75 %). The grid
-// walk's n = 4 instance too: it keeps its 40 warps at 132 KB (registers bind), so the L1
-// comes free (2 KB a warp in flight, 80 KB an SM).
-constexpr int64_t kCholF32Carveout = 132 * 1024;
-// The synchronous f64 kernel at n = 8: 16 warps an SM at 164 KB as at 228 KB (registers
-// bind), each with up to 16 x 8 bytes a lane of plain loads in flight (4 KB a warp, 64 KB
-// an SM): 92 KB of L1 for them where the largest carveout left 28 KB.
-constexpr int64_t kCholF64SyncCarveout = 164 * 1024;
-
 template <class T, int C>
 KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
@@ -1285,31 +1314,32 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     const int64_t es = int64_t(pb.elem_size());
     const bool fits = map_fits(pb.a, n);
     KernelSpec k;
-    if (n <= kThreadMaxN && f64 && !pb.a.soa && n >= 3) {
+    if (n <= kThreadMaxN && !pb.a.soa && ((f64 && n >= 3) || n == 8)) {
         // AoS f64 n = 3 .. 8: the synchronous staging (83 % / 70 % at n = 4 / 8 where the
-        // cp.async kernel measured 56 % / 68 %); 64-bit walks, so no map limit.
-        k = thread_for<double, MakePotrfSync>(n);
+        // cp.async kernel measured 56 % / 68 %); 64-bit walks, so no map limit. AoS f32
+        // n = 8 too (the cp.async kernel: 63 % of the bound where f64 took 74 %), its
+        // loads by the grid walk (32-bit indices; else the 64-bit walk).
+        k = f64 ? thread_for<double, MakePotrfSync>(n) : potrf_thread_sync<float, 8>();
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        if (n == 8) k.shared_per_sm = kCholF64SyncCarveout;
         k.name = fmt::format("potrf_thread<{}, n={}, synchronous staging>", tname(pb.dtype), n);
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' fast grids in memory order through "
                             "shared memory (8 or 16 loads in flight a lane)",
                             n, kThreadMaxN, tri_size(n));
     } else if (n <= kThreadMaxN && fits) {
-        // AoS f32 n = 4, 8: the copy-out by the grid walk (f64 AoS n >= 3 took the branch above).
-        const bool grid = !f64 && !pb.a.soa && (n == 4 || n == 8);
+        // AoS f32 n = 4: the copy-out by the grid walk (f64 AoS n >= 3 and f32 AoS n = 8
+        // took the branch above).
+        const bool grid = !f64 && !pb.a.soa && n == 4;
         k = f64    ? thread_for<double, MakePotrf>(n)
-            : grid ? (n == 4 ? potrf_thread<float, 4, true>() : potrf_thread<float, 8, true>())
+            : grid ? potrf_thread<float, 4, true>()
                    : thread_for<float, MakePotrf>(n);
         k.model = Model::ThreadPerElement;
         k.group = 1;
         k.unit_threads = 32;
         k.unit_elements = 32;
-        if (grid) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_thread<{}, n={}{}>", tname(pb.dtype), n, grid ? ", grid walk" : "");
         k.why = fmt::format("n = {} (at most {}): one thread factors a whole element, its {} triangle entries in "
                             "registers, each warp staging its 32 elements' triangles through shared memory in "
@@ -1321,7 +1351,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
         k.block_shared = tri_map_bytes(n);
-        if (!f64 && !pb.a.soa && n <= 16) k.shared_per_sm = kCholF32Carveout;
         k.name = fmt::format("potrf_warp<{}, {} lanes per element>", tname(pb.dtype), k.group);
         const bool fold = n <= 16 || n > 24;  // CholWarpShape<T, C>::FOLD: C != 24
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
@@ -1344,9 +1373,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             n, n > kWarpMaxN ? fmt::format("above {}", kWarpMaxN) : "ld past 32-bit indices", S,
                             int64_t(tri_size(n) + n) * es);
     }
-    if (k.shared_per_sm > 0)
-        k.why += fmt::format("; a {} KB shared-memory carveout (the rest L1, for the loads in flight)",
-                             k.shared_per_sm / 1024);
     return k;
 }
 
