@@ -306,8 +306,11 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  * stride that is a multiple of 32 keeps every run on whole memory lines (the fastest;
  * any stride >= batch is correct). Fortran and LAPACK users pass ORDER_COL_MAJOR.
  *
- * Accuracy: each entry is computed in the element type, its k products summed in order,
- * so |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
+ * Accuracy: each entry is computed in the element type, its k products summed in order
+ * (except on CUDA for double AoS elements whose C is larger than 32 x 32 with k > 16: the
+ * tensor cores' double-precision mma adds them four at a time in an order of its own, so
+ * the last bits may differ from the host's), so in every case
+ * |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
  * roundoff of the dtype. alpha and beta are rounded to the dtype (and must be finite
  * there); a beta that is 0 after rounding never reads C (C may hold NaN or be
  * uninitialised).

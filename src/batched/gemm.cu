@@ -26,7 +26,10 @@
 // logical op entry (x, y) is fast-grid entry (x, y) or (y, x).
 //
 // Accuracy: every entry is summed in the element type, its k products in order
-// l = 0..k-1 with fma, then alpha * sum (+ beta * C), as the host engine does.
+// l = 0..k-1 with fma, then alpha * sum (+ beta * C), as the host engine does; except
+// the f64 AoS tiles wider than 32 x 32 with k > 16 (mma_slice): there the tensor cores'
+// f64 mma adds the products four at a time in an order of its own, which keeps apairs.h's
+// (k + 2) u bound (it holds for any order) but not the host's last bits.
 #include <cuda_runtime.h>
 
 #include <algorithm>
