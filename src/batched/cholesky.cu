@@ -392,6 +392,20 @@ __device__ __forceinline__ int factor_packed(T (&r)[tri_size(N)]) {
     return fail;
 }
 
+// The stored triangles of the warp's 32 elements e0 + q (those before `batch`), through
+// the map, to dst + q * ES + map_sh: the thread-per-element kernels' staging of a factor.
+template <int NT, class TA, class T>
+__device__ __forceinline__ void gather_triangles_async(const Tri<TA> &a, const int2 *map, int64_t e0, int64_t batch,
+                                                       T *dst, int ES, int lane) {
+    warp_gather_async<NT>(a.p, dst, a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
+        if (e0 + q >= batch) return false;
+        const int2 m = map[t];
+        go = tri_at(a, m.x, e0 + q);
+        so = q * ES + map_sh(m);
+        return true;
+    });
+}
+
 // GRID: AoS N = 4, 8 copied out by the grid walk (a separate instance, so that the SoA
 // instances keep their registers).
 template <class T, int N, bool GRID = false>
@@ -408,15 +422,7 @@ __global__ void CHOL_GRID_MAXNREG(T, false, GRID ? N : 0) potrf_thread_kernel(co
     int *const failsh = reinterpret_cast<int *>(region + 2 * SLOT * sizeof(T));
     const int64_t per_block = int64_t(teams) * EPT, step = int64_t(gridDim.x) * per_block;
     // The triangles of the warp's 32 elements from e0 into slot `sl`.
-    auto prefetch = [&](int64_t e0, int sl) {
-        warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
-            if (e0 + q >= g.batch) return false;
-            const int2 m = map[t];
-            go = tri_at(g.a, m.x, e0 + q);
-            so = q * ES + map_sh(m);
-            return true;
-        });
-    };
+    auto prefetch = [&](int64_t e0, int sl) { gather_triangles_async<NT>(g.a, map, e0, g.batch, sh + sl * SLOT, ES, lane); };
     int slot = 0;
     if (int64_t(blockIdx.x) * per_block < g.batch) prefetch(int64_t(blockIdx.x) * per_block + int64_t(team) * EPT, 0);
     __pipeline_commit();
@@ -1027,13 +1033,7 @@ __global__ void CHOL_MAXNREG potrs_thread_kernel(const PotrsArgs<T> g) {
     // The factors and right-hand sides of the warp's 32 elements from e0 into slot `sl`
     // (posv's failed elements too: reading them is harmless, they are not written).
     auto prefetch = [&](int64_t e0, int sl) {
-        warp_gather_async<NT>(g.a.p, sh + sl * SLOT, g.a.soa, lane, [&](int q, int t, int64_t &go, int &so) {
-            if (e0 + q >= g.batch) return false;
-            const int2 m = map[t];
-            go = tri_at(g.a, m.x, e0 + q);
-            so = q * ES + map_sh(m);
-            return true;
-        });
+        gather_triangles_async<NT>(g.a, map, e0, g.batch, sh + sl * SLOT, ES, lane);
         warp_gather_async<N>(static_cast<const T *>(g.b), sh + sl * SLOT, g.soa_b, lane,
                              [&](int q, int t, int64_t &go, int &so) {
                                  if (e0 + q >= g.batch) return false;

@@ -489,6 +489,15 @@ __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
 }
+// V entries from src to dst (16 bytes) when `left` reaches V, else the `left` that exist
+// one at a time.
+template <int V, class T>
+__device__ __forceinline__ void cp_async_piece(T *dst, const T *src, int left) {
+    if (left >= V)
+        cp_async16(dst, src);
+    else
+        for (int x = 0; x < left; ++x) cp_async_one(dst + x, src + x);
+}
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -510,11 +519,7 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
         for (Walker w(tid, nt, (nc + V - 1) / V, nr); w.d2 < ul; w.advance()) {
             const int c = w.d0 * V, left = nc - c;
             T *const d = dst + w.d2 * unit + w.d1 * sr + c;
-            const T *const s = base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c;
-            if (left >= V)
-                cp_async16(d, s);
-            else
-                for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
+            cp_async_piece<V>(d, base + w.d2 * o.stride + int64_t(w.d1) * o.ld + c, left);
         }
     } else {
 #pragma unroll 1
@@ -540,11 +545,7 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
         for (Walker w(tid, nt, (el + V - 1) / V, nc); w.d2 < nr; w.advance()) {
             const int q = w.d0 * V, left = el - q;
             T *const d = dst + (q / E) * unit + (w.d2 * sr + w.d1 * sc) * E + q % E;
-            const T *const s = base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q;
-            if (left >= V)
-                cp_async16(d, s);
-            else
-                for (int x = 0; x < left; ++x) cp_async_one(d + x, s + x);
+            cp_async_piece<V>(d, base + (int64_t(r0 + w.d2) * o.ld + (c0 + w.d1)) * o.stride + q, left);
         }
     } else {
 #pragma unroll 1
