@@ -1,7 +1,8 @@
 // Two-body CUDA engine (Pitaksiranan, Nouri & Tu, "Efficient 2-body statistics
-// computation on GPUs"): one point of A per thread, held in registers (d = 3 compiled in;
-// any other d reads its row through the cache), the points of B staged a tile of TB at a
-// time through shared memory, and the output privatised:
+// computation on GPUs"): points of A held by the threads in registers (d = 3 compiled in:
+// one per thread, or two or four in the kernels compiled for one radius or uniform bins;
+// any other d reads its row through the cache), the points of B staged a tile at a time
+// through shared memory, and the output privatised:
 //   counts and histograms  a shared-memory histogram of 32-bit counters per warp (when
 //                          the copies fit) or per block, incremented with shared atomics
 //                          and flushed into 64-bit global counters with one atomic per
@@ -14,8 +15,8 @@
 //   kNN                    a per-thread sorted list of (distance, index): registers for
 //                          k <= 32 (unrolled insertion), local memory above.
 // AUTO visits only the tiles with j-block >= i-block; a diagonal tile uses the paper's
-// balanced pairing: thread t pairs with (t + s) mod TB for s = 1 .. TB/2 (the last step by
-// half of the threads), so every thread does the same work and each pair is seen once.
+// balanced pairing: point p of the tile pairs with (p + s) mod S for s = 1 .. S/2 (the last
+// step by half of the points), so every thread does the same work and each pair is seen once.
 // The caller's outputs are written only by a final one-block kernel (cumulative counts,
 // sums rounded to double by rules.hpp's fixed128_to_double, as on the host), so a failed
 // call writes nothing.
@@ -49,11 +50,20 @@ enum Mode : int { kUniform = 0, kEdges = 1, kRadii = 2, kOneRadius = 3 };
 // kFastUniformShared reads its edges from shared memory (staged), kFastUniformGlobal
 // from global memory (too many to stage).
 // kFastUniformLanes: staged edges and one copy of the counters per lane (kLaneCopies).
-// The uniform ones come in two kinds: | kFastSquared for L2 (bins in the squared domain).
+// The uniform ones come in two kinds: | kFastSquared for L2 (bins in the squared domain);
+// float lane kernels | kFastFromZero where rmin <= w / 2: t = (r - rmin) / w >= -1/2 for
+// every r >= 0, so that the bin's lower clamp (certain_slot) can go.
 enum Fast : int {
     kFastNone = 0, kFastOneRadius = 1, kFastUniformShared = 2, kFastUniformGlobal = 3, kFastUniformLanes = 4,
-    kFastSquared = 8
+    kFastSquared = 8, kFastFromZero = 16
 };
+// Points of A per thread: the compiled kernels (d = 3, no weights) hold two (one radius)
+// or four (uniform bins), so that each point of B loaded from shared memory serves as many
+// pairs; tiles are TB * rows points wide.
+constexpr int rows_of(int fast) {
+    return fast == kFastNone ? 1 : fast == kFastOneRadius ? 2 : 4;
+}
+
 // Counters: `copies` copies of `slots` counters per block, copy-major (copy q's slot s at
 // q * slots + s), except kLaneCopies copies, one per lane of a warp (shared by the
 // block's warps), interleaved: lane q's slot s at s * 32 + q, so that a warp's 32
@@ -206,32 +216,45 @@ __device__ __forceinline__ float min_nan(float a, float b) {  // NaN if either i
     return a > b ? b : a;
 #endif
 }
+__device__ __forceinline__ float max_nan(float a, float b) {  // NaN if either is NaN
+#if __CUDA_ARCH__ >= 800
+    float y;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
+    return y;
+#else
+    return a < b ? b : a;
+#endif
+}
 __device__ __forceinline__ float mul_ftz(float a, float b) {
     float y;
     asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
     return y;
 }
 
-// True, with sb = the slot + kSlotBias, where the bin is certain (the bias is the magic
-// number's bits: y's bits need no correction). Squared: v is a sum of squares.
+// sb = the slot + kSlotBias (the bias is the magic number's bits: y's bits need no
+// correction), and the return value |u - rint(u)|: the bin is certain where it is <=
+// c.half (NaN or +inf: never). Squared: v is a sum of squares.
 constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
 constexpr int kSlotBias = 0x4B400000 - 1;  // the bits of kMagic, less 1
-template <bool Squared, class V>
-__device__ __forceinline__ bool certain_slot(const Bins<V> &, const Certain &c, V v, int &sb) {
+template <bool Squared, bool FromZero, class V>
+__device__ __forceinline__ float certain_slot(const Certain &c, V v, int &sb) {
     if constexpr (std::is_same<V, float>::value) {
         const float r = Squared ? mul_ftz(v, rsqrt_ftz(v)) : v;
         float u = fmaf(r, c.iw, c.shift);
         u = min_nan(u, c.hi);
-        u = u < -1.0f ? -1.0f : u;  // keeps a NaN
+        if (!FromZero) u = u < -1.0f ? -1.0f : u;  // keeps a NaN
         const float y = u + kMagic;
         sb = __float_as_int(y);
-        return fabsf(u - (y - kMagic)) <= c.half;
+        return fabsf(u - (y - kMagic));
     }
-    return false;
+    sb = 0;
+    return __int_as_float(0x7f800000);
 }
 
+// (The compiled kernels are told they run 4 blocks an SM: the compiler would otherwise keep
+// their registers for 6 and spill the tile's addresses in the loop.)
 template <class M, bool P, int D, int F>
-__global__ void __launch_bounds__(TB)
+__global__ void __launch_bounds__(TB, F == kFastNone ? 1 : 4)
 reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t *__restrict__ A, int64_t lda,
               const typename M::in_t *__restrict__ B, int64_t ldb, const double *__restrict__ wa,
               const double *__restrict__ wb, int64_t n1, int64_t n2, int64_t d, bool autopairs, int64_t tiles_j,
@@ -240,18 +263,19 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     using V = typename M::out_t;
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, warp = tid / 32;
+    constexpr int R = rows_of(F), S = TB * R;  // points of A per thread, tile width
     // The mode, and whether there are weights, known at compile time in the fast kernels.
-    constexpr int FK = F & ~kFastSquared;
+    constexpr int FK = F & ~(kFastSquared | kFastFromZero);
     constexpr bool fast_uniform = FK == kFastUniformShared || FK == kFastUniformGlobal || FK == kFastUniformLanes;
     const int mode = F == kFastOneRadius ? int(kOneRadius) : fast_uniform ? int(kUniform) : out.mode;
     const bool weighted = F == kFastNone && out.weighted;
     // Shared memory: B's tile (TB points of stride 4), its weights, the counters, the
     // 128-bit sums, the edges.
     T *Bs = reinterpret_cast<T *>(smem);
-    double *Ws = reinterpret_cast<double *>(smem + ((D > 0 ? 4 : 0) * TB * sizeof(T) + 15) / 16 * 16);
+    double *Ws = reinterpret_cast<double *>(smem + ((D > 0 ? 4 : 0) * S * sizeof(T) + 15) / 16 * 16);
     // Weight sums in shared memory only with shared counters (global mode: global atomics).
     const bool wshared = weighted && out.copies > 0;
-    unsigned long long *slo = reinterpret_cast<unsigned long long *>(Ws + (weighted ? TB : 0));
+    unsigned long long *slo = reinterpret_cast<unsigned long long *>(Ws + (weighted ? S : 0));
     long long *shi = reinterpret_cast<long long *>(slo + (wshared ? out.slots : 0));
     unsigned int *cnt = reinterpret_cast<unsigned int *>(shi + (wshared ? out.slots : 0));
     const int ncnt = out.copies * out.slots;
@@ -267,6 +291,11 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     const bool lanes = FK == kFastUniformLanes || (F == kFastNone && out.copies == kLaneCopies);
     unsigned int *mycnt = lanes ? cnt + (tid & 31) : cnt + (out.copies > 1 ? warp : 0) * out.slots;
     const int cs = lanes ? kLaneCopies : 1;
+    // Uniform bins: the shared-memory address of the counter of a biased slot sb
+    // (certain_slot) is sb * 4 * cs + cbase, in 32-bit arithmetic (modulo 2^32).
+    // (Through an opaque move: the compiler would rebuild it from the thread index in the loop.)
+    unsigned cbase = unsigned(__cvta_generic_to_shared(mycnt)) - unsigned(kSlotBias) * 4u * unsigned(cs);
+    asm volatile("mov.u32 %0, %0;" : "+r"(cbase));
 
     unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
     auto flush_mine = [&] {
@@ -279,16 +308,34 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
         }
         mine = 0;
     };
+    // Uniform bins (fast kernels): G distances, one branch to the edges for all of them
+    // (taken where any bin is uncertain), then G shared atomics.
+    auto emit_uniform = [&](auto &v) {
+        constexpr int G = sizeof(v) / sizeof(v[0]);
+        int sb[G];
+        float e[G], most = 0.0f;
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            e[g] = certain_slot<(F & kFastSquared) != 0, (F & kFastFromZero) != 0>(out.certain, v[g], sb[g]);
+            most = g == 0 ? e[g] : max_nan(most, e[g]);
+        }
+        if (!(most <= out.certain.half)) {
+#pragma unroll
+            for (int g = 0; g < G; ++g)
+                if (!(e[g] <= out.certain.half)) sb[g] = bins.fix(v[g], bins.guess(v[g])) + kSlotBias;
+        }
+#pragma unroll
+        for (int g = 0; g < G; ++g)
+            asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(unsigned(sb[g]) * 4u * unsigned(cs) + cbase));
+    };
     auto emit = [&](V v, double wi, double wj) {
         if (mode == kOneRadius) {
             mine += (v <= r0) ? 1u : 0u;
             return;
         }
         if (fast_uniform) {
-            int sb = 0;
-            if (!certain_slot<(F & kFastSquared) != 0>(bins, out.certain, v, sb))
-                sb = bins.fix(v, bins.guess(v)) + kSlotBias;
-            atomicAdd(mycnt + (sb - kSlotBias) * cs, 1u);
+            V g[1] = {v};
+            emit_uniform(g);
             return;
         }
         const int s = out.slot(bins, v);
@@ -319,53 +366,90 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
             if (bj >= tiles_j) bj -= tiles_j, ++bi;
         }
         if (autopairs && bj < bi) continue;  // the same for the whole block
-        const int64_t i = bi * TB + tid, j0 = bj * TB;
-        const bool has_i = i < n1;
-        // This thread's point: registers (D > 0) or its row.
-        T ar[D > 0 ? D : 1];
-        const T *arow = A + (has_i ? i : 0) * lda;
-        if constexpr (D > 0) {
+        const int64_t j0 = bj * S;
+        // This thread's points: i = bi * S + r * TB + tid, in registers (D > 0) or rows.
+        bool has_i[R], all_i = true;
+        T ar[R][D > 0 ? D : 1];
+        const T *arow[R];
+        double wi[R];
 #pragma unroll
-            for (int k = 0; k < D; ++k) ar[k] = has_i ? arow[k] : T(0);
-        }
-        const double wi = (weighted && has_i) ? wa[i] : 0.0;
-        // Stage B's tile (and its weights).
-        {
-            const int64_t j = j0 + tid;
+        for (int r = 0; r < R; ++r) {
+            const int64_t i = bi * S + r * TB + tid;
+            has_i[r] = i < n1;
+            all_i &= has_i[r];
+            arow[r] = A + (has_i[r] ? i : 0) * lda;
             if constexpr (D > 0) {
 #pragma unroll
-                for (int k = 0; k < 4; ++k) Bs[4 * tid + k] = j < n2 && k < D ? B[j * ldb + k] : T(0);  // pad: 0
+                for (int k = 0; k < D; ++k) ar[r][k] = has_i[r] ? arow[r][k] : T(0);
             }
-            if (weighted) Ws[tid] = j < n2 ? wb[j] : 0.0;
+            wi[r] = (weighted && has_i[r]) ? wa[i] : 0.0;
+        }
+        // Stage B's tile (and its weights).
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int jt = r * TB + tid;
+            const int64_t j = j0 + jt;
+            if constexpr (D > 0) {
+#pragma unroll
+                for (int k = 0; k < 4; ++k) Bs[4 * jt + k] = j < n2 && k < D ? B[j * ldb + k] : T(0);  // pad: 0
+            }
+            if (weighted) Ws[jt] = j < n2 ? wb[j] : 0.0;
         }
         __syncthreads();
-        // The pair (i, j0 + jj), both in range.
-        auto pair = [&](int jj) {
-            V v;
+        // The distance of this thread's point r and B's point jj (both in range).
+        auto dist = [&](int r, int jj) {
             if constexpr (D > 0) {
                 T bv[4];
                 load_point(bv, Bs + 4 * jj);
-                v = distance<M, P, D>(m, box, ar, bv, 1, d);
+                return distance<M, P, D>(m, box, ar[r], bv, 1, d);
             } else {
-                v = distance<M, P, D>(m, box, arow, B + (j0 + jj) * ldb, 1, d);
+                return distance<M, P, D>(m, box, arow[r], B + (j0 + jj) * ldb, 1, d);
             }
-            emit(v, wi, weighted ? Ws[jj] : 0.0);
         };
-        // Off-diagonal tiles: every jj in range (a whole tile unrolled, without checks). A
-        // diagonal tile (AUTO): balanced pairing, jj = tid + s mod TB for s = 1 .. TB/2, the
-        // last step by half of the threads.
+        auto pair = [&](int r, int jj) { emit(dist(r, jj), wi[r], weighted ? Ws[jj] : 0.0); };
+        // Off-diagonal tiles: every jj in range (a whole tile unrolled, without checks; the
+        // uniform-bin kernels two points of B, 2R pairs, a group). A diagonal tile (AUTO):
+        // balanced pairing, point p = r * TB + tid pairs with jj = p + s mod S for s = 1 ..
+        // S/2, the last step by the points p < S/2.
         if (!(autopairs && bi == bj)) {
-            const int nj = n2 - j0 < TB ? int(n2 - j0) : TB;
-            if (has_i && nj == TB) {
+            const int nj = n2 - j0 < S ? int(n2 - j0) : S;
+            if (all_i && nj == S) {
+                if constexpr (fast_uniform && D > 0) {
+#pragma unroll 2
+                    for (int jj = 0; jj < S; jj += 2) {
+                        V v[2 * R];
+                        T b0[4], b1[4];
+                        load_point(b0, Bs + 4 * jj);
+                        load_point(b1, Bs + 4 * jj + 4);
+#pragma unroll
+                        for (int r = 0; r < R; ++r) {
+                            v[r] = distance<M, P, D>(m, box, ar[r], b0, 1, d);
+                            v[R + r] = distance<M, P, D>(m, box, ar[r], b1, 1, d);
+                        }
+                        emit_uniform(v);
+                    }
+                } else {
 #pragma unroll 4
-                for (int jj = 0; jj < TB; ++jj) pair(jj);
-            } else if (has_i) {
-                for (int jj = 0; jj < nj; ++jj) pair(jj);
+                    for (int jj = 0; jj < S; ++jj) {
+#pragma unroll
+                        for (int r = 0; r < R; ++r) pair(r, jj);
+                    }
+                }
+            } else {
+                for (int jj = 0; jj < nj; ++jj) {
+#pragma unroll
+                    for (int r = 0; r < R; ++r)
+                        if (has_i[r]) pair(r, jj);
+                }
             }
         } else {
-            for (int q = 0; q < TB / 2; ++q) {
-                const int jj = (tid + q + 1) % TB;
-                if (has_i && j0 + jj < n2 && (q + 1 < TB / 2 || tid < TB / 2)) pair(jj);
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int p = r * TB + tid;
+                for (int q = 0; q < S / 2; ++q) {
+                    const int jj = (p + q + 1) % S;
+                    if (has_i[r] && j0 + jj < n2 && (q + 1 < S / 2 || p < S / 2)) pair(r, jj);
+                }
             }
         }
         if (mode == kOneRadius) flush_mine();
@@ -587,6 +671,12 @@ void with_fast(int fast, G &&g) {
             return g(std::integral_constant<int, kFastUniformGlobal | kFastSquared>{});
         if (fast == (kFastUniformLanes | kFastSquared))
             return g(std::integral_constant<int, kFastUniformLanes | kFastSquared>{});
+        if constexpr (std::is_same<typename M::in_t, float>::value) {
+            if (fast == (kFastUniformLanes | kFastFromZero))
+                return g(std::integral_constant<int, kFastUniformLanes | kFastFromZero>{});
+            if (fast == (kFastUniformLanes | kFastSquared | kFastFromZero))
+                return g(std::integral_constant<int, kFastUniformLanes | kFastSquared | kFastFromZero>{});
+        }
     }
     g(std::integral_constant<int, kFastNone>{});
 }
@@ -607,6 +697,16 @@ const void *kernel_of(const Problem &pb, int fast) {
             });
         });
     return fn;
+}
+
+// The specialisation a reduce problem's kernel is compiled with for `fast` (kFastNone where
+// its functor and dimension count have none).
+int compiled_fast(const Problem &pb, int fast) {
+    int f = kFastNone;
+    with_kernel(pb, [&](auto m, auto, auto dc) {
+        with_fast<decltype(m), decltype(dc)::value>(fast, [&](auto fc) { f = decltype(fc)::value; });
+    });
+    return f;
 }
 
 size_t in_bytes(const Problem &pb) { return pb.pw.in_size(); }
@@ -631,14 +731,20 @@ int staged_edges(const Problem &pb) {
     return xs * int64_t(out_bytes(pb)) <= 16 * 1024 ? int(xs) : 0;
 }
 
-// The shared memory of a reduce block: B's tile, weights and sums (weighted), counters,
-// the staged edges (8-byte aligned after the counters).
-int64_t reduce_shared(const Problem &pb, bool fixed_d, int copies, bool weighted) {
+// The shared memory of a reduce block: B's tile (TB * rows points), weights and sums
+// (weighted: rows = 1), counters, the staged edges (8-byte aligned after the counters).
+int64_t reduce_shared(const Problem &pb, bool fixed_d, int copies, bool weighted, int rows) {
     const int64_t slots = slots_of(pb);
-    int64_t b = (fixed_d ? 4 * TB * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3, stride 4
+    int64_t b = (fixed_d ? 4 * TB * rows * int64_t(in_bytes(pb)) + 15 : 0) / 16 * 16;  // D <= 3, stride 4
     if (weighted) b += TB * 8 + (copies > 0 ? slots * 16 : 0);
     return b + int64_t(copies) * slots * 4 + 8 + int64_t(staged_edges(pb)) * int64_t(out_bytes(pb));
 }
+
+// Uniform bins: the width w, and the shift of u = r / w + shift = t - 1/2 (certain_slot).
+double bin_width(const Problem &pb) {
+    return (pb.thresholds.back() - pb.thresholds.front()) / double(pb.nbins());
+}
+double bin_shift(const Problem &pb) { return -pb.thresholds.front() / bin_width(pb) - 0.5; }
 
 // The compile-time specialisation of the reduce kernel for a problem without weights:
 // L2 or SQEUCLIDEAN in d = 3, one radius, or uniform bins with shared counters.
@@ -649,7 +755,8 @@ int fast_of(const Problem &pb, int copies) {
     if (mode_of(pb) == kOneRadius) return kFastOneRadius;
     if (mode_of(pb) != kUniform || copies == 0) return kFastNone;
     const int sq = pb.pw.metric == APAIRS_METRIC_L2 ? kFastSquared : 0;
-    if (copies == kLaneCopies) return kFastUniformLanes | sq;
+    if (copies == kLaneCopies)
+        return kFastUniformLanes | sq | (pb.pw.dtype == APAIRS_DTYPE_F32 && bin_shift(pb) >= -1.0 ? kFastFromZero : 0);
     return (staged_edges(pb) > 0 ? kFastUniformShared : kFastUniformGlobal) | sq;
 }
 
@@ -670,12 +777,13 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         // execute may ask for), else per-warp copies, else one per block up to 96 KiB,
         // else global atomics.
         const int warps = TB / 32;
-        if (reduce_shared(pb, c.fixed_d, kLaneCopies, true) <= kDefaultShared && mode_of(pb) != kOneRadius)
+        if (reduce_shared(pb, c.fixed_d, kLaneCopies, true, 1) <= kDefaultShared && mode_of(pb) != kOneRadius)
             c.copies = kLaneCopies;
-        else if (reduce_shared(pb, c.fixed_d, warps, true) <= kDefaultShared && mode_of(pb) != kOneRadius) c.copies = warps;
-        else if (reduce_shared(pb, c.fixed_d, 1, true) <= max_shared) c.copies = 1;
+        else if (reduce_shared(pb, c.fixed_d, warps, true, 1) <= kDefaultShared && mode_of(pb) != kOneRadius)
+            c.copies = warps;
+        else if (reduce_shared(pb, c.fixed_d, 1, true, 1) <= max_shared) c.copies = 1;
         else c.copies = 0;
-        c.fast = fast_of(pb, c.copies);
+        c.fast = compiled_fast(pb, fast_of(pb, c.copies));
     }
     // The kernel an execute without weights runs (the occupancy and attributes reported).
     const void *fn = kernel_of(pb, c.fast);
@@ -698,12 +806,15 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         c.threads = TB;
         const int64_t slots = slots_of(pb);
         const bool one_radius = mode_of(pb) == kOneRadius;
-        c.shared = reduce_shared(pb, c.fixed_d, c.copies, true);
-        if (c.shared > kDefaultShared)  // both kernels an execute may run (weights or not)
+        // Enough for both kernels an execute may run: with weights (generic, one row) or not.
+        c.shared = std::max(reduce_shared(pb, c.fixed_d, c.copies, true, 1),
+                            reduce_shared(pb, c.fixed_d, c.copies, false, rows_of(c.fast)));
+        if (c.shared > kDefaultShared)
             for (const void *k : {fn, kernel_of(pb, kFastNone)})
                 check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)),
                       "cudaFuncSetAttribute");
-        tiles = (pb.pw.n1 + TB - 1) / TB * ((pb.pw.n2 + TB - 1) / TB);
+        const int64_t S = int64_t(TB) * rows_of(c.fast);
+        tiles = (pb.pw.n1 + S - 1) / S * ((pb.pw.n2 + S - 1) / S);
         const std::string out =
             one_radius ? "a per-thread counter in a register, summed across the warp per tile (one radius)"
             : c.copies == kLaneCopies
@@ -719,11 +830,11 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
                                           slots)
                             : fmt::format("global 64-bit atomics ({} slots do not fit {} KiB of shared memory)", slots,
                                           max_shared / 1024);
-        c.why = fmt::format("one point of A per thread ({} per block){}, B staged {} points at a time through shared "
+        c.why = fmt::format("{} of A per thread ({} per block){}, B staged {} points at a time through shared "
                             "memory; AUTO visits the tiles with j-block >= i-block, diagonal tiles by balanced pairing "
-                            "(every thread TB/2 pairs); output: {}, flushed into 64-bit global counters{}",
-                            TB, c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d) : std::string(" (any d: rows read through the cache)"),
-                            TB, out, pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
+                            "(every point half a tile of pairs); output: {}, flushed into 64-bit global counters{}",
+                            S == TB ? "one point" : "two points", S, c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d) : std::string(" (any d: rows read through the cache)"),
+                            S, out, pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
         if (pb.pw.metric == APAIRS_METRIC_L2)
             c.why += "; L2 compared in the squared domain (each threshold or edge as the least sum of squares whose "
                      "square root reaches it: exact, no square root per pair)";
@@ -739,7 +850,7 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     // shared memory (the weights' 128-bit sums, reserved in c.shared, can be most of it:
     // 64 KiB for 4096 bins). A weighted execute runs the same grid; blocks that do not fit
     // at once wait their turn (the kernel strides over the tiles).
-    c.shared_plain = pb.kind == Kind::Knn ? c.shared : reduce_shared(pb, c.fixed_d, c.copies, false);
+    c.shared_plain = pb.kind == Kind::Knn ? c.shared : reduce_shared(pb, c.fixed_d, c.copies, false, rows_of(c.fast));
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.blocks_per_sm, fn, c.threads, size_t(c.shared_plain)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     if (c.blocks_per_sm < 1) fail(APAIRS_ERROR_UNSUPPORTED, "the {} kernel does not fit {}", "two-body", limits.name);
@@ -803,10 +914,13 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         check_weights<<<64, 256, 0, stream>>>(static_cast<const double *>(st.view(wa_slot).ptr), pb.pw.n1, bad);
         check_weights<<<64, 256, 0, stream>>>(static_cast<const double *>(st.view(wb_slot).ptr), pb.pw.n2, bad);
     }
-    int64_t tiles_j = (pb.pw.n2 + TB - 1) / TB;
-    const int64_t ntiles = (pb.pw.n1 + TB - 1) / TB * tiles_j;
-    // A block's 32-bit counter takes at most TB * TB pairs per tile.
-    const int64_t flush_tiles = (int64_t(1) << 32) / (int64_t(TB) * TB) - 1;
+    // Tiles of S = TB * rows points (the kernel this execute runs).
+    const int fast = weighted ? int(kFastNone) : cfg.fast;
+    const int64_t S = int64_t(TB) * rows_of(fast);
+    const int64_t tiles_j = (pb.pw.n2 + S - 1) / S;
+    const int64_t ntiles = (pb.pw.n1 + S - 1) / S * tiles_j;
+    // A block's 32-bit counter takes at most S * S pairs per tile.
+    const int64_t flush_tiles = (int64_t(1) << 32) / (S * S) - 1;
     with_kernel(pb, [&](auto m, auto pc, auto dc) {
         using M = decltype(m);
         using T = typename M::in_t;
@@ -844,17 +958,16 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 // Squared: r within 6 u of the distance (certain_slot); rel = 8 with room.
                 const BinMargin bm = bin_margin<float>(pb.thresholds, r.bins.squared ? 8.0 : 0.0);
                 const double m = bm.k * double(pb.nbins() + 1) + bm.c;  // |t| <= nbins + 1
-                const double w = (pb.thresholds.back() - pb.thresholds.front()) / double(pb.nbins());
                 if (pb.uniform && m < 0.25 && pb.nbins() < (int64_t(1) << 21))
-                    r.certain = Certain{float(1 / w), float(-pb.thresholds.front() / w - 0.5), float(pb.nbins()),
+                    r.certain = Certain{float(1 / bin_width(pb)), float(bin_shift(pb)), float(pb.nbins()),
                                         float(0.5 - m)};
             }
         }
         r.gcount = gcount, r.glo = glo, r.ghi = ghi;
         Box<T> box{};
         for (size_t k = 0; k < pb.box.size(); ++k) box.side[k] = T(pb.box[k]), box.inv[k] = T(1 / T(pb.box[k]));
-        const int64_t shared = reduce_shared(pb, decltype(dc)::value > 0, cfg.copies, weighted);
-        with_fast<M, decltype(dc)::value>(weighted ? int(kFastNone) : cfg.fast, [&](auto fc) {
+        const int64_t shared = reduce_shared(pb, decltype(dc)::value > 0, cfg.copies, weighted, rows_of(fast));
+        with_fast<M, decltype(dc)::value>(fast, [&](auto fc) {
             reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>
                 <<<unsigned(cfg.grid), TB, size_t(shared), stream>>>(
                     m, box, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,

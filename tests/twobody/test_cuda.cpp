@@ -150,14 +150,18 @@ TEST_CASE("two-body CUDA: every counter technique equals the host on exact dista
 
 // L2 on CUDA compares sums of squares with each edge's least sum of squares whose square
 // root reaches it; the host takes square roots. Integer points: exact sums, many of them
-// perfect squares or squares of an edge, so that distances fall exactly on edges.
+// perfect squares or squares of an edge, so that distances fall exactly on edges. 1800
+// points: whole tiles and a last tile whose points fill some of a thread's rows. Uniform
+// bins from 0 (the kernels without a lower clamp) and from rmin > w / 2 (with one);
+// SQEUCLIDEAN's integer distances on and between uniform edges too.
 TEST_CASE("two-body CUDA: L2 histograms in the squared domain equal the host's square roots", "[cuda][twobody]") {
     std::mt19937_64 rng(11);
     const int64_t d = 3;
-    const std::vector<float> A = points(1031, d, rng), B = points(517, d, rng);
+    const std::vector<float> A = points(1800, d, rng), B = points(517, d, rng);
     std::vector<double> roots;  // edges at sqrt(0), sqrt(1), ..., sqrt(76): every distance lies on one
     for (int k = 0; k <= 76; ++k) roots.push_back(std::sqrt(double(k)));
     const Uniform integers{9, 0.0, 9.0}, fine{256, 0.0, std::sqrt(75.0)}, offset{100, 0.5, 8.5};
+    const Uniform sq_integers{75, 0.0, 75.0}, sq_halves{150, 0.0, 75.0}, sq_offset{40, 10.0, 50.0};
     for (bool autopairs : {true, false}) {
         for (const Uniform *u : {&integers, &fine, &offset, static_cast<const Uniform *>(nullptr)}) {
             INFO((autopairs ? "AUTO" : "CROSS") << ", " << (u ? std::to_string(u->nbins) + " uniform bins" : "edges at sqrt(k)"));
@@ -165,6 +169,15 @@ TEST_CASE("two-body CUDA: L2 histograms in the squared domain equal the host's s
             const Hist c = histogram(APAIRS_BACKEND_CUDA, APAIRS_METRIC_L2, autopairs, A, B, d, roots, nullptr, nullptr, u);
             INFO(c.plan);
             CHECK(c.plan.find("squared domain") != std::string::npos);
+            CHECK(c.counts == h.counts);
+        }
+        for (const Uniform *u : {&sq_integers, &sq_halves, &sq_offset}) {
+            INFO((autopairs ? "AUTO" : "CROSS") << ", SQEUCLIDEAN, " << u->nbins << " uniform bins from " << u->rmin);
+            const Hist h = histogram(APAIRS_BACKEND_HOST, APAIRS_METRIC_SQEUCLIDEAN, autopairs, A, B, d, {}, nullptr,
+                                     nullptr, u);
+            const Hist c = histogram(APAIRS_BACKEND_CUDA, APAIRS_METRIC_SQEUCLIDEAN, autopairs, A, B, d, {}, nullptr,
+                                     nullptr, u);
+            INFO(c.plan);
             CHECK(c.counts == h.counts);
         }
     }
