@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
@@ -194,17 +195,20 @@ __device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const
 
 // The slot of v for uniform bins: for float, taken from t = (r - rmin) / w where that is
 // certain, else fixed against the edges (reading them). r: the distance, or in the
-// squared domain v * rsqrt(v) (rsqrtf's 2 ulp and a rounded product: within 6 u of the
-// rounded square root; flushed to zero below the normal range, so that a subnormal or
-// zero v gives NaN, uncertain). In the kernel u = t - 1/2 = fma(r, iw, shift) is clamped
-// to [-1, nbins] (outside, the slot is 0 or nbins + 1 however large the error; NaN stays
-// NaN), and y = u + 1.5 * 2^23 holds rint(u) = floor(t) in its low bits: no conversion
-// instruction. The slot floor(t) + 1 is certain when |u - rint(u)| <= half, half =
+// squared domain sqrt.approx.ftz(v), one MUFU.SQRT (the CUDA guide's sqrtf without
+// -prec-sqrt: 1 ulp on compute capability 5.2 and later, 3 before, so within 3.5 ulp, 7 u,
+// of the rounded square root; rel = 8 in bin_margin). A subnormal v is flushed to 0: r =
+// 0 where the true root is below 2^-63, which gives the true slot where rmin = 0 (u = -1/2
+// exactly: never certain) or rmin >= 2^-60 (the underflow slot; the host enables the test
+// only then). In the kernel u = t - 1/2 = fma(r, iw, shift) is clamped to [-1, nbins]
+// (outside, the slot is 0 or nbins + 1 however large the error; NaN stays NaN; the lower
+// clamp is dropped where shift >= -1, kFastFromZero), and y = u + 1.5 * 2^23 holds
+// rint(u) = floor(t) in its low bits: no conversion instruction. The slot floor(t) + 1 is certain when |u - rint(u)| <= half, half =
 // 1/2 - bin_margin's largest margin over |t| <= nbins + 1 (rules.hpp): then t lies in
 // (floor(t) + margin, floor(t) + 1 - margin).
-__device__ __forceinline__ float rsqrt_ftz(float x) {
+__device__ __forceinline__ float sqrt_ftz(float x) {
     float y;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
 __device__ __forceinline__ float min_nan(float a, float b) {  // NaN if either is NaN
@@ -225,11 +229,6 @@ __device__ __forceinline__ float max_nan(float a, float b) {  // NaN if either i
     return a < b ? b : a;
 #endif
 }
-__device__ __forceinline__ float mul_ftz(float a, float b) {
-    float y;
-    asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
-    return y;
-}
 
 // sb = the slot + kSlotBias (the bias is the magic number's bits: y's bits need no
 // correction), and the return value |u - rint(u)|: the bin is certain where it is <=
@@ -239,7 +238,7 @@ constexpr int kSlotBias = 0x4B400000 - 1;  // the bits of kMagic, less 1
 template <bool Squared, bool FromZero, class V>
 __device__ __forceinline__ float certain_slot(const Certain &c, V v, int &sb) {
     if constexpr (std::is_same<V, float>::value) {
-        const float r = Squared ? mul_ftz(v, rsqrt_ftz(v)) : v;
+        const float r = Squared ? sqrt_ftz(v) : v;
         float u = fmaf(r, c.iw, c.shift);
         u = min_nan(u, c.hi);
         if (!FromZero) u = u < -1.0f ? -1.0f : u;  // keeps a NaN
@@ -251,10 +250,11 @@ __device__ __forceinline__ float certain_slot(const Certain &c, V v, int &sb) {
     return __int_as_float(0x7f800000);
 }
 
-// (The compiled kernels are told they run 4 blocks an SM: the compiler would otherwise keep
-// their registers for 6 and spill the tile's addresses in the loop.)
+// (The compiled kernels are told they run 3 blocks an SM: the compiler would otherwise keep
+// their registers for 6 and spill the tile's addresses in the loop; at 4, it rebuilds
+// them in the loop. Run 41: 3 blocks 1.7 % faster than 4.)
 template <class M, bool P, int D, int F>
-__global__ void __launch_bounds__(TB, F == kFastNone ? 1 : 4)
+__global__ void __launch_bounds__(TB, F == kFastNone ? 1 : 3)
 reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t *__restrict__ A, int64_t lda,
               const typename M::in_t *__restrict__ B, int64_t ldb, const double *__restrict__ wa,
               const double *__restrict__ wb, int64_t n1, int64_t n2, int64_t d, bool autopairs, int64_t tiles_j,
@@ -293,9 +293,7 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
     const int cs = lanes ? kLaneCopies : 1;
     // Uniform bins: the shared-memory address of the counter of a biased slot sb
     // (certain_slot) is sb * 4 * cs + cbase, in 32-bit arithmetic (modulo 2^32).
-    // (Through an opaque move: the compiler would rebuild it from the thread index in the loop.)
-    unsigned cbase = unsigned(__cvta_generic_to_shared(mycnt)) - unsigned(kSlotBias) * 4u * unsigned(cs);
-    asm volatile("mov.u32 %0, %0;" : "+r"(cbase));
+    const unsigned cbase = unsigned(__cvta_generic_to_shared(mycnt)) - unsigned(kSlotBias) * 4u * unsigned(cs);
 
     unsigned int mine = 0;  // kOneRadius: this thread's pairs within the radius
     auto flush_mine = [&] {
@@ -955,10 +953,13 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
             r.bins.X = static_cast<const V *>(thr);
             r.bins.squared = pb.pw.metric == APAIRS_METRIC_L2;
             if constexpr (std::is_same<V, float>::value) {
-                // Squared: r within 6 u of the distance (certain_slot); rel = 8 with room.
+                // Squared: r within 7 u of the distance (certain_slot); rel = 8 with room. A
+                // flushed subnormal sum needs rmin = 0 or rmin >= 2^-60 (certain_slot).
                 const BinMargin bm = bin_margin<float>(pb.thresholds, r.bins.squared ? 8.0 : 0.0);
                 const double m = bm.k * double(pb.nbins() + 1) + bm.c;  // |t| <= nbins + 1
-                if (pb.uniform && m < 0.25 && pb.nbins() < (int64_t(1) << 21))
+                const double rmin = pb.thresholds.front();
+                if (pb.uniform && m < 0.25 && pb.nbins() < (int64_t(1) << 21) &&
+                    (rmin == 0 || rmin >= std::ldexp(1.0, -60)))
                     r.certain = Certain{float(1 / bin_width(pb)), float(bin_shift(pb)), float(pb.nbins()),
                                         float(0.5 - m)};
             }
