@@ -414,9 +414,7 @@ __global__ void __launch_bounds__(256) gemm_block_kernel(const Args<T> g) {
 //     (qv, ty, tx) owns V consecutive elements and, in each, rows ty + TY i and columns
 //     tx + TX j of the tile. Shared keeps the global interleaving ([entry][element]), so staging
 //     copies whole runs of the block's elements and a thread's operands for its V
-//     elements are one 16-byte load; C is written in 16-byte pieces of V elements. The
-//     blocks (teams of blocks reading whole 128-byte lines) take contiguous runs of
-//     element groups, spread over the batch (TileCursor).
+//     elements are one 16-byte load; C is written in 16-byte pieces of V elements.
 
 // A register budget rather than launch bounds (as cholesky.cu: with launch bounds alone,
 // CUDA 13's ptxas settles some kernels at 64 registers and spills).
@@ -559,47 +557,19 @@ __device__ __forceinline__ void soa_stage(const Opnd<T> &o, bool vec, int64_t e0
     }
 }
 
-// The block's work: items w = blockIdx.x, blockIdx.x + gridDim.x, ... (w < pairs, see
-// block_items), each a pair (group of elements, tile of C) in slices of KS dimensions;
-// the tiles of a group are consecutive pairs (the blocks that share a group's A and B run
-// at the same time and find them in L2). The cursor of the item being staged or computed.
-//   AoS (SPREAD false): item w is pair w: the blocks that run together work on one
-//     window of consecutive elements, which for AoS is one stretch of memory.
-//   SoA (SPREAD true, team h > 0, gridDim.x a multiple of h): the blocks in teams of h
-//     consecutive ones, h pairs (super-pair) at a time; the teams take contiguous runs of
-//     super-pairs, the first `split` pairs dealt out as the columns of a matrix read
-//     column by column (team t: super-pairs start(t) .., one after another), the last
-//     pairs < h (split .. pairs - 1) as in AoS. The items of each block (which w) are
-//     unchanged, only the pairs they stand for: a bijection, as many items a block.
-//     Why: the SoA blocks that run together then read their runs of each entry all over
-//     the entry's row of the batch instead of one window of 400 to 10^4 elements, and the
-//     SoA kernels' fraction of the bound fell with that window (see the SoA kernel).
-template <bool SPREAD>
+// The block's work: pairs (group of elements, tile of C) w = blockIdx.x,
+// blockIdx.x + gridDim.x, ..., the tiles of a group consecutive (so the blocks that
+// share a group's A and B run at the same time and find them in L2), each in slices of
+// KS dimensions: the cursor of the item being staged or computed.
 struct TileCursor {
-    int w, p;       // item; the pair it stands for (batches below 2^30: see select_kernel)
+    int w;          // pair (batches below 2^30: see select_kernel)
     int grp, tile;  // its group; its tile, row-major over the tn tiles of a row
     int l0, stage;  // first dimension of the slice; its shared-memory stage
-    int h, split;   // SPREAD: the team, and the pairs dealt out by teams (0: p = w)
     __device__ __forceinline__ void locate(int tiles) {
-        const int x = SPREAD ? p : w;
-        grp = tiles == 1 ? x : x / tiles;
-        tile = x - grp * tiles;
+        grp = tiles == 1 ? w : w / tiles;
+        tile = w - grp * tiles;
     }
-    __device__ TileCursor(int tiles, int pairs = 0, int team = 0)
-        : w(int(blockIdx.x)), p(int(blockIdx.x)), l0(0), stage(0), h(team), split(0) {
-        if (SPREAD && team > 0) {
-            // Super-pairs s = t + i gt (team t, its i-th) in ps = pairs / h, read column by
-            // column of a matrix of gt columns: rows ..len - 1 whole, the last one r long.
-            const int gt = int(gridDim.x) / team, ps = pairs / team;
-            split = ps * team;
-            if (w < split) {
-                const int t = w / team, j = w - t * team;
-                const int len = (ps + gt - 1) / gt, r = ps - (len - 1) * gt;
-                p = (t * (len - 1) + min(t, r)) * team + j;
-            }
-        }
-        locate(tiles);
-    }
+    __device__ TileCursor(int tiles) : w(int(blockIdx.x)), l0(0), stage(0) { locate(tiles); }
     // The tile's first row and column (one tile across: no division).
     template <int MT, int NT>
     __device__ __forceinline__ int2 origin(int tn) const {
@@ -615,7 +585,6 @@ struct TileCursor {
         if (l0 < k) return false;
         l0 = 0;
         w += int(gridDim.x);
-        if (SPREAD) p = w < split ? p + h : w;  // the team's next super-pair, or past split
         locate(tiles);
         return true;
     }
@@ -737,7 +706,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
     const int items = block_items(int((g.batch + u - 1) / u) * tiles, slices);
     const bool va = g.a.vec && !g.a.swap, vb = g.b.vec && !g.b.swap;
 
-    TileCursor<false> in(tiles), cur(tiles);
+    TileCursor in(tiles), cur(tiles);
     int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
@@ -874,12 +843,6 @@ struct SoaPipe {
 // ONE_ACROSS: the tile origin through TileCursor::origin (no division when C is one tile
 // across; H100 f32 32 x 32 0.423 ms against 0.471), else by division (with origin's test,
 // f32 64 x 64 took 0.738 ms against 0.642).
-// The blocks spread over the batch (TileCursor<true>): with pair w on block w mod grid
-// (as AoS), the blocks that run together read one window of G x eb consecutive elements
-// of each entry (H100: f64 8 x 8 some 10^4 elements, 16 x 16 2 x 10^3, 32 x 32 1.6 x 10^3,
-// 64 x 64 400), entries 2^16..2^22 bytes apart, and the fraction of the bound fell with
-// the window (80, 69, 63, 45 %: runs 33-38) where the SoA gemv, whose blocks read windows
-// of some 10^5 elements, reaches 88-91 %.
 template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS>
 __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
     gemm_soa_pipe_kernel(const Args<T> g) {
@@ -896,14 +859,9 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     const int m = g.m, n = g.n, k = g.k, eb = u * E;
     const int tn = (n + NT - 1) / NT, tiles = (m + MT - 1) / MT * tn;
     const int slices = (k + KS - 1) / KS, stage_size = u * UNIT;
-    const int pairs = int((g.batch + eb - 1) / eb) * tiles, items = block_items(pairs, slices);
-    // Teams of blocks that together read whole 128-byte lines of each entry (one block
-    // where it reads 128 bytes an entry, C up to 16 x 16; four one-unit blocks of C 32 x 32,
-    // 32 bytes each), the tiles of a group in one team; where the grid is no multiple of
-    // the team (C 64 x 64: 16 blocks, grid 396 on H100), lockstep.
-    int team = tiles * max(1, 128 / (eb * int(sizeof(T))));
-    if (int(gridDim.x) % team != 0) team = 0;
-    TileCursor<true> in(tiles, pairs, team), cur(tiles, pairs, team);
+    const int items = block_items(int((g.batch + eb - 1) / eb) * tiles, slices);
+
+    TileCursor in(tiles), cur(tiles);
     int issued = 0;
     auto issue = [&]() {
         if (issued < items) {
@@ -1153,8 +1111,7 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and a C tile of "
                                         "up to 32x32, A and B staged by cp.async in slices of k, several slices "
-                                        "in flight; where the grid allows, the blocks take contiguous runs of "
-                                        "element groups spread over the batch",
+                                        "in flight",
                                         m, n, k, kn.unit_elements)
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
                                         "per element, A and B staged by cp.async in slices of k, several "
