@@ -31,9 +31,6 @@
 //     teams of 8 warps stage 16 (C = 16) or 8 (C = 32) consecutive elements at once,
 //     each entry one run copied 16 bytes a thread, C = 16 double-buffered, C = 32 one
 //     stage a team, two (f64) or three (f32) teams an SM, 32 / G elements a warp.
-//     f64 C = 32 (AoS warps, SoA teams) prefetches: the next element's (round's) copies
-//     are issued into the slot (stage) as soon as the rows are in registers, and the
-//     factored rows go back through a buffer of 8 rows, 8 at a time, in memory order.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -477,7 +474,7 @@ constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
 // C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
-// on devices whose blocks cannot hold its team (C = 32: f64 85 KB, f32 36 KB), this
+// on devices whose blocks cannot hold its team (C = 32: f64 70 KB, f32 36 KB), this
 // kernel with EPT elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
@@ -500,16 +497,11 @@ struct WarpShape {
     // (row, col) of a slot.
     __host__ __device__ static constexpr int at(int row, int col) { return row * LD + col; }
     static constexpr int MS = C * LD + (SOA && NS > 1 && sizeof(T) == 4 ? 32 / NS : 0);
-    // AoS f64 C = 32 prefetches: the next element's copies go to the slot as soon as this
-    // one's rows are in registers (8 KB in flight a warp while it factors, instead of
-    // none), and the factored rows go out through a buffer of TR rows, TR at a time.
-    static constexpr bool PF = !SOA && C == 32 && sizeof(T) == 8;
-    static constexpr int TR = PF ? 8 : 0;
     // The warp's region: two pivot-row buffers per element in flight (the columns
     // alternate between them, so that one __syncwarp per column orders writer and
-    // readers), NS matrix slots of MS entries, TR rows of LD (PF), NS x C pivots (bytes).
+    // readers), NS matrix slots of MS entries, NS x C pivots (bytes).
     static constexpr int RB = C, BUFS = EPT * 2 * RB;
-    static constexpr int64_t PIV_OFF = int64_t(BUFS + NS * MS + TR * LD) * int64_t(sizeof(T));
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + NS * MS) * int64_t(sizeof(T));
     static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(NS) * C);  // pivots: bytes
     static_assert((BUFS * sizeof(T)) % 16 == 0 && (MS * sizeof(T)) % 16 == 0 && (LD * sizeof(T)) % 16 == 0 &&
                       TEAM_BYTES % 16 == 0,
@@ -581,40 +573,6 @@ __device__ __forceinline__ void put_slot_row(T *mat, int row, const T (&a)[C]) {
     }
 }
 
-// The prefetching warp kernel's copy back (WarpShape::PF, G = 32: one element a warp):
-// rows t0 .. t0 + TR - 1 of the factored element (lane r's row at its final position pos)
-// go to tb, then to memory in memory order, a round per TR rows. Row-major: lane = column,
-// one memory row a store (n entries); column-major: lane = (column k0, row li), TR
-// consecutive entries of 32 / TR memory rows a store.
-template <class S, class T, int C>
-__device__ __forceinline__ void warp_store_rows(const Mat<T> &m, int n, int64_t e, bool e_ok, T *tb, const T (&a)[C],
-                                                bool row_ok, int pos, int lane) {
-    constexpr int TR = S::TR, KS = 32 / TR;
-    static_assert(TR > 0 && 32 % TR == 0, "whole rows a round");
-    const int li0 = m.row_major ? 0 : lane % TR, k0 = m.row_major ? lane : lane / TR;
-    const int64_t rstep = m.row_major ? m.ld : 1, kstep = m.row_major ? 1 : m.ld;
-    for (int t0 = 0; t0 < n; t0 += TR) {  // uniform: n is the same for every lane
-        if (row_ok && pos >= t0 && pos < t0 + TR) put_slot_row<S>(tb, pos - t0, a);
-        __syncwarp();
-        const int rows = n - t0 < TR ? n - t0 : TR;
-        if (e_ok) {
-            T *const g0 = m.p + e * m.stride + t0 * rstep;
-            if (m.row_major) {
-                if (k0 < n) {
-                    T *gp = g0 + k0;
-#pragma unroll 4
-                    for (int li = 0; li < rows; ++li, gp += rstep) *gp = tb[li * S::LD + k0];
-                }
-            } else if (li0 < rows) {
-                T *gp = g0 + li0 + k0 * kstep;
-#pragma unroll 4
-                for (int k = k0; k < n; k += KS, gp += KS * kstep) *gp = tb[li0 * S::LD + k];
-            }
-        }
-        __syncwarp();  // tb read before the next round's rows land there
-    }
-}
-
 // The column loop of the warp kernels: G lanes per element, lane r holding row r of
 // the element in a (row_ok: a row of an element in the batch), pos its current
 // position (in: r; out: the row's final position), buf the element's two pivot-row
@@ -681,14 +639,9 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
     T *const slots = reinterpret_cast<T *>(region) + Shape::BUFS;
     unsigned char *const pivsh = region + Shape::PIV_OFF;
 
-    constexpr bool PF = Shape::PF;
-    T *const tb = slots + NS * MS;  // PF: the copy back's rows
-    if constexpr (PF)
-        warp_stage<T, C, SOA, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * NS, g.batch, slots,
-                                    lane);
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * NS;
-        if constexpr (!PF) warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, slots, lane);
+        warp_stage<T, C, SOA, true>(g.a, n, e0, g.batch, slots, lane);
         copy_async_wait();
         __syncwarp();
 #pragma unroll 1
@@ -708,27 +661,19 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 #pragma unroll
                 for (int kk = 0; kk < C; ++kk) a[kk] = T(0);
             }
-            if constexpr (PF) {
-                static_assert(NS == 1, "one element a warp");
-                __syncwarp();  // every row read before the next element's copies land in the slot
-                warp_stage<T, C, SOA, true>(g.a, n, e0 + step, g.batch, slots, lane);
-            }
             int pos = r;
             const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
             // The slot was last read before the first column's __syncwarp: the rows land
-            // at their final positions (PF: in tb, TR at a time, and out).
-            if constexpr (PF)
-                warp_store_rows<Shape>(g.a, n, e, e < g.batch, tb, a, row_ok, pos, lane);
-            else if (row_ok)
-                put_slot_row<Shape>(mat, pos, a);
+            // at their final positions.
+            if (row_ok) put_slot_row<Shape>(mat, pos, a);
             if (r == 0 && e < g.batch) g.info[e] = info;
             // Before the copy back, and before the next round's first pivot row goes to a
             // buffer this round's last columns read.
             __syncwarp();
         }
-        if constexpr (!PF) warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, slots, lane);
+        warp_stage<T, C, SOA, false>(g.a, n, e0, g.batch, slots, lane);
         store_pivots(g.piv, n, e0, g.batch, pivsh, C, lane, 32, NS);
-        __syncwarp();  // the next copies land where this one's were read (PF: the pivots)
+        __syncwarp();  // the next copies land where this one's were read
     }
 }
 
@@ -738,8 +683,8 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 // a thread: C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64),
 // double-buffered (the next round's copies in flight while this one is factored); C = 32
 // 8 warps, 8 elements (f64 runs of 64 bytes, f32 32), one stage, several teams an SM
-// (f64 two, 85 KB each at 128 registers, prefetching; f32 three, 36 KB at 80 registers),
-// each factoring while the others' copies are in flight. Per-warp groups of 32-byte runs (C =
+// (f64 two, 70 KB each at 128 registers; f32 three, 36 KB at 80 registers), each
+// factoring while the others' copies are in flight. Per-warp groups of 32-byte runs (C =
 // 16) and block staging 4 or 8 bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
 // kernel and took 1.4 to 1.9 times as long.
 template <class T, int C>
@@ -757,40 +702,32 @@ struct LineShape {
     // (one double-buffered team an SM, 8 warps f64 or 16 f32, did worse: f64 0.505 ms
     // against two teams' 0.456 at n = 32).
     static constexpr int STAGES = C == 32 ? 1 : 2;
-    // f64 C = 32 prefetches (as the warp kernel's AoS f64 C = 32): the next round's copies
-    // go to the stage as soon as every warp has its rows in registers, and the factored
-    // rows go out through TR rows of the stage's layout, TR at a time.
-    static constexpr bool PF = C == 32 && sizeof(T) == 8;
-    static constexpr int TR = PF ? 8 : 0;
-    // The team's region: the elements' pivot-row buffers (two of C each), the stages, TR
-    // rows (PF), the pivots (bytes, C per element).
+    // The team's region: the elements' pivot-row buffers (two of C each), the stages, the
+    // pivots (bytes, C per element).
     static constexpr int BUFS = E * 2 * C;
-    static constexpr int64_t PIV_OFF = int64_t(BUFS + STAGES * STAGE + TR * RS) * int64_t(sizeof(T));
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + STAGES * STAGE) * int64_t(sizeof(T));
     static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(E) * C);
     static_assert((BUFS * sizeof(T)) % 16 == 0 && (RS * sizeof(T)) % 16 == 0 && E % W == 0, "16-byte runs");
 };
 
-// The team's copy of logical rows i0 .. i0 + rows - 1 of elements e0 .. e0 + E - 1 (those
-// below batch), LOAD global -> st by cp.async, else back (st: row i0's entries, the stage's
-// layout): thread = (memory entry, group of W elements), the group fastest, so that E / W
-// threads cover an entry's run; 16 bytes a thread where the pointer and the stride allow
-// it and the group is whole, else element by element. The entries in memory order.
+// The team's copy of elements e0 .. e0 + E - 1 (those below batch), LOAD global -> stage
+// by cp.async, else back: thread = (memory entry, group of W elements), the group fastest,
+// so that E / W threads cover an entry's run; 16 bytes a thread where the pointer and the
+// stride allow it and the group is whole, else element by element.
 template <class T, int C, bool LOAD>
-__device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int i0, int rows, int64_t e0, int64_t batch,
-                                           T *st, int tid, bool vec) {
+__device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *st, int tid,
+                                           bool vec) {
     using S = LineShape<T, C>;
     constexpr int GR = S::E / S::W;
     if (e0 >= batch) return;
     const int nv = batch - e0 < S::E ? int(batch - e0) : S::E, q0 = tid % GR * S::W;
     if (q0 >= nv) return;
     const bool whole = vec && q0 + S::W <= nv;
-    const int bw = m.row_major ? n : rows;  // a memory row's entries in the block
-    for (int x = tid / GR; x < rows * n; x += S::TT / GR) {
-        const int mo = x / bw, mi = x - mo * bw;  // the block's memory row and column
-        const int li = m.row_major ? mo : mi, k = m.row_major ? mi : mo, i = i0 + li;
-        const int mr = m.row_major ? i : k, mc = m.row_major ? k : i;
+    for (int x = tid / GR; x < n * n; x += S::TT / GR) {
+        const int mr = x / n, mc = x - mr * n;
+        const int i = m.row_major ? mr : mc, k = m.row_major ? mc : mr;
         T *const gp = m.p + ((int64_t(mr) * m.ld + mc) * m.stride + e0 + q0);
-        T *const sp = st + (li * S::RS + k * S::E + q0);
+        T *const sp = st + (i * S::RS + k * S::E + q0);
         if (whole) {
             if (LOAD)
                 copy_async(reinterpret_cast<Pack<T> *>(sp), reinterpret_cast<const Pack<T> *>(gp));
@@ -826,57 +763,36 @@ __global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
     const int64_t per_block = int64_t(teams) * E, step = int64_t(gridDim.x) * per_block;
     constexpr bool DB = S::STAGES == 2;
     int cb = 0;
-    constexpr bool PF = S::PF;
-    T *const rows_out = stage + S::STAGES * S::STAGE;  // PF: the copy back's TR rows
-    if (DB || PF)
-        line_stage<T, C, true>(g.a, n, 0, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage,
-                               tid, vec);
+    if (DB)
+        line_stage<T, C, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage, tid,
+                               vec);
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * E, e = e0 + qs;
         T *const cur = stage + cb * S::STAGE;
         // One stage: this round's copies now (the last round's copy back and pivots were
         // read before the barrier that ended it).
-        if (!DB && !PF) line_stage<T, C, true>(g.a, n, 0, n, e0, g.batch, cur, tid, vec);
+        if (!DB) line_stage<T, C, true>(g.a, n, e0, g.batch, cur, tid, vec);
         // This round's copies landed (each thread's own, then the barrier); two stages:
         // the other was copied back before the barrier, the next round's copies go there.
         copy_async_wait();
         __syncthreads();
-        if (DB) line_stage<T, C, true>(g.a, n, 0, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
+        if (DB) line_stage<T, C, true>(g.a, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
         const bool row_ok = e < g.batch && r < n;
         T a[C];
 #pragma unroll
         for (int k = 0; k < C; ++k) a[k] = row_ok && k < n ? cur[r * RS + k * E + qs] : T(0);
-        if constexpr (PF) {
-            __syncthreads();  // every row read before the next round's copies land in the stage
-            line_stage<T, C, true>(g.a, n, 0, n, e0 + step, g.batch, cur, tid, vec);
-        }
         // The rows were read before factor_rows' first __syncwarp: they land at their
-        // final positions over rows of the same element (PF: in rows_out, TR at a time,
-        // and out).
+        // final positions over rows of the same element.
         int pos = r;
         const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
-        if (r == 0 && e < g.batch) g.info[e] = info;
-        if constexpr (PF) {
-            for (int t0 = 0; t0 < n; t0 += S::TR) {  // uniform: n is the same for every thread
-                if (row_ok && pos >= t0 && pos < t0 + S::TR) {
+        if (row_ok) {
 #pragma unroll
-                    for (int k = 0; k < C; ++k)
-                        if (k < n) rows_out[(pos - t0) * RS + k * E + qs] = a[k];
-                }
-                __syncthreads();
-                line_stage<T, C, false>(g.a, n, t0, n - t0 < S::TR ? n - t0 : S::TR, e0, g.batch, rows_out, tid,
-                                        vec);
-                __syncthreads();  // rows_out read before the next rows land there
-            }
-        } else {
-            if (row_ok) {
-#pragma unroll
-                for (int k = 0; k < C; ++k)
-                    if (k < n) cur[pos * RS + k * E + qs] = a[k];
-            }
-            __syncthreads();
-            line_stage<T, C, false>(g.a, n, 0, n, e0, g.batch, cur, tid, vec);
+            for (int k = 0; k < C; ++k)
+                if (k < n) cur[pos * RS + k * E + qs] = a[k];
         }
+        if (r == 0 && e < g.batch) g.info[e] = info;
+        __syncthreads();
+        line_stage<T, C, false>(g.a, n, e0, g.batch, cur, tid, vec);
         store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, TT, E);
         if (DB)
             cb ^= 1;
