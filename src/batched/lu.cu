@@ -465,11 +465,6 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     return m ? __ffs(m) - 1 : q * G;
 }
 
-// Whether the warp kernel takes the pivot row's next entry by shuffle (off the shared
-// buffer's latency for the next column's pivot search); not where registers are short.
-template <class T, int C>
-constexpr bool kNextByShuffle = !(sizeof(T) == 8 && C == 32);
-
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
@@ -480,6 +475,15 @@ __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n 
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
     return !soa ? (c <= 16 ? 2 : 1) : c <= 16 ? 2 : c <= 24 ? 16 / type_bytes : 1;
 }
+
+// The columns that every n of the kernel's C has (n above the next smaller C), which the
+// column loop runs without testing n (the test and its branch, a block boundary, cost
+// issue slots and kept the next column's pivot search from overlapping this column's
+// update): f64 C = 32 (n = 25 .. 32); elsewhere 0, every column tested.
+template <class T, int C>
+constexpr int kSureColumns = sizeof(T) == 8 && C == 32 ? 25 : 0;
+static_assert(warp_columns(kSureColumns<double, 32>) == 32 && warp_columns(kSureColumns<double, 32> - 1) < 32,
+              "n = 25 is the C = 32 kernels' least");
 
 template <class T, int C, bool SOA>
 struct WarpShape {
@@ -585,19 +589,20 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
     int info = 0;
 #pragma unroll
     for (int j = 0; j < C; ++j) {
-        if (j >= n) break;  // uniform: n is the same for every lane
+        if (j >= kSureColumns<T, C> && j >= n) break;  // uniform: n is the same for every lane
         const bool cand = row_ok && pos >= j;
         const int pl = pivot_lane<G>(cand, abs_key(a[j]), pos, q);  // the pivot's lane
         const int pp = __shfl_sync(kFull, pos, pl);                 // its position: ipiv[j]
         const T d = __shfl_sync(kFull, a[j], pl);
-        // u_{j,j+1} by shuffle (NX), the rest of the pivot row from column K on by the buffer
-        constexpr bool NX = kNextByShuffle<T, C>;
-        const T u1 = NX && j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
+        // u_{j,j+1} by shuffle, with the pivot value (the next column's pivot search waits
+        // for the division and this fma, not for the shared buffer), the rest of the pivot
+        // row from column j + 2 on by the buffer
+        const T u1 = j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
         T *const rowbuf = buf + (j & 1) * C;
         const bool piv_lane = lane == pl && row_ok;
         if (piv_lane) {
             piv[j] = pp;
-            put_row(rowbuf, a, j + (NX ? 2 : 1));
+            put_row(rowbuf, a, j + 2);
         }
         if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
         __syncwarp();
@@ -605,13 +610,13 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
         if (row_ok && pos > j) {
             const T l = a[j] / pivot_divisor(d);
             a[j] = l;
-            if (NX && j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
+            if (j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
 #pragma unroll
-            for (int k0 = (j + (NX ? 2 : 1)) / W * W; k0 < C; k0 += W) {
+            for (int k0 = (j + 2) / W * W; k0 < C; k0 += W) {
                 const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
 #pragma unroll
                 for (int w = 0; w < W; ++w)
-                    if (k0 + w >= j + (NX ? 2 : 1)) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    if (k0 + w >= j + 2) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
             }
         }
     }
