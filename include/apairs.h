@@ -184,8 +184,17 @@ enum apairs_dtype_e {
  *   L1           sum |a_k - b_k|                      relative error <= (d + 4) u
  *   SQEUCLIDEAN  sum (a_k - b_k)^2                    relative error <= (d + 4) u
  *   L2           sqrt(sum (a_k - b_k)^2)              relative error <= (d + 4) u
- *                (differences are formed directly, never as |a|^2 + |b|^2 - 2 a.b,
- *                 so small distances keep their relative accuracy)
+ *                (differences are formed directly, never as |a|^2 + |b|^2 - 2 a.b in
+ *                 the element type, so small distances keep their relative accuracy)
+ *                F32 L2 and SQEUCLIDEAN with d >= 64 on CUDA, when libcublas loads:
+ *                computed in double through a double GEMM on rows centred on A's first
+ *                row (|a|^2 + |b|^2 - 2 a.b, whose rounding error is bounded by
+ *                (2 d + 16) 2^-53 (|a|^2 + |b|^2)); each pair where that bound exceeds
+ *                2^-30 of the result (near duplicates), or that is not finite, is
+ *                recomputed directly in double; then rounded once to float: relative
+ *                error <= 2^-24 + 2^-30, i.e. the correctly rounded value except within
+ *                2^-30 of a rounding boundary (needs d <= 2^22; the plan's description
+ *                says which path ran).
  *   LP           (sum |a_k - b_k|^p)^(1/p), p > 0     F64: relative error <= ((d + p + 12) / min(p, 1)
  *                                                       + max_k |ln|a_k - b_k|| + |ln D|) u,
  *                the log terms because p and 1/p are rounded to the element type.

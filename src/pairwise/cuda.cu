@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <fmt/format.h>
@@ -270,6 +271,47 @@ __global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_
             D[i * ldd + j] = m.finish({D[i * ldd + j], na[i], nb[j]});
 }
 
+// Float L2 and SQEUCLIDEAN through a double GEMM (FP64 tensor cores on sm_80 and later):
+// rows centred on A's first row and converted to double (exact: a difference of two
+// floats), s = |a|^2 + |b|^2 - 2 a.b in double, whose error is at most (2d + 16) u_d
+// (|a|^2 + |b|^2) for any summation order (u_d = 2^-53; the GEMM's and the norms' gamma_d,
+// the two additions, the centring). Where that bound is above 2^-30 s (tau below), or any
+// of the three is not finite, the pair is recomputed directly in double from the float
+// rows (d u_d <= 2^-31 for d <= 2^22). So s is within 2^-30 of the exact sum of squares,
+// and the one rounding to float (after the square root for L2) makes the result's
+// relative error at most 2^-24 + 2^-30.
+constexpr int64_t kGemmL2MinDims = 64;                   // below, the tile kernel is as fast
+constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's d u_d <= 2^-31
+constexpr int64_t kGemmL2Chunk = int64_t(256) << 20;     // bytes of the GEMM's output a chunk
+constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double, at most
+
+__global__ void centre_rows(const float *__restrict__ X, int64_t ldx, int64_t n, int64_t d,
+                            const float *__restrict__ c, double *__restrict__ Y) {
+    for (int64_t i = blockIdx.y; i < n; i += gridDim.y)
+        for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < d; k += int64_t(gridDim.x) * blockDim.x)
+            Y[i * d + k] = double(X[i * ldx + k]) - double(c[k]);
+}
+
+template <bool Sqrt>
+__global__ void l2_finish(float *__restrict__ D, int64_t ldd, int64_t rows, int64_t n2, const double *__restrict__ G,
+                          const double *__restrict__ na, const double *__restrict__ nb, double tau,
+                          const float *__restrict__ A, int64_t lda, const float *__restrict__ B, int64_t ldb,
+                          int64_t d) {
+    for (int64_t i = blockIdx.y; i < rows; i += gridDim.y)
+        for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n2; j += int64_t(gridDim.x) * blockDim.x) {
+            const double q = na[i] + nb[j];
+            double s = fma(-2.0, G[i * n2 + j], q);
+            if (!(s >= tau * q && q <= 1.7976931348623157e308)) {  // uncertain or not finite
+                s = 0;
+                for (int64_t k = 0; k < d; ++k) {
+                    const double t = double(A[i * lda + k]) - double(B[j * ldb + k]);
+                    s = fma(t, t, s);
+                }
+            }
+            D[i * ldd + j] = __double2float_rn(Sqrt ? sqrt(s) : s);
+        }
+}
+
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
@@ -395,6 +437,17 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
         else
             cfg.gemm_unavailable = "a size beyond cuBLAS's 32-bit arguments";
     }
+    // Float L2 and SQEUCLIDEAN: a double GEMM (centred), chunks of rows of A at a time.
+    if ((pb.metric == APAIRS_METRIC_L2 || pb.metric == APAIRS_METRIC_SQEUCLIDEAN) && pb.dtype == APAIRS_DTYPE_F32 &&
+        pb.d >= kGemmL2MinDims) {
+        cfg.l2_rows = std::max<int64_t>(1, std::min<int64_t>(pb.n1, kGemmL2Chunk / (8 * pb.n2)));
+        if (pb.d > kGemmL2MaxDims) cfg.gemm_unavailable = "d above 2^22 (the recomputation's bound)";
+        else if (pb.n2 * pb.d * 8 > kGemmL2MaxB) cfg.gemm_unavailable = "B in double above 1 GiB";
+        else if (!cuda::Gemm::fits(cfg.l2_rows, pb.n2, pb.d, pb.d, pb.d, pb.n2))
+            cfg.gemm_unavailable = "a size beyond cuBLAS's 32-bit arguments";
+        else cfg.gemm = cuda::Gemm::create(device, &cfg.gemm_unavailable);
+        if (!cfg.gemm) cfg.l2_rows = 0;
+    }
     return cfg;
 }
 
@@ -413,6 +466,41 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     st.stage();
     const Staging::View a = st.view(a_slot), b = st.view(b_slot), dd = st.view(d_slot);
 
+    if (cfg.gemm && cfg.l2_rows > 0) {
+        // L2 / SQEUCLIDEAN: B centred once, then chunks of l2_rows rows of A: centred, their
+        // norms, the GEMM, the finish. The buffers first, so that a failed allocation
+        // queues nothing.
+        const int64_t n2 = pb.n2, d = pb.d, R = cfg.l2_rows;
+        StreamBuffer wb(size_t(n2 * d + n2) * 8, stream), wa(size_t(R * d + R) * 8, stream),
+            wg(size_t(R * n2) * 8, stream);
+        double *Bc = static_cast<double *>(wb.get()), *nb = Bc + n2 * d;
+        double *Ac = static_cast<double *>(wa.get()), *na = Ac + R * d;
+        double *G = static_cast<double *>(wg.get());
+        const float *Af = static_cast<const float *>(a.ptr), *Bf = static_cast<const float *>(b.ptr);
+        const int64_t lda = a.pitch / in, ldb = b.pitch / in, ldd = dd.pitch / out;
+        const double tau = double(2 * d + 16) * std::ldexp(1.0, -53 + 30);
+        auto rows_grid = [&](int64_t n) {
+            return dim3(unsigned(std::min<int64_t>((d + 255) / 256, 64)), unsigned(std::min<int64_t>(n, 65535)));
+        };
+        centre_rows<<<rows_grid(n2), 256, 0, stream>>>(Bf, ldb, n2, d, Af, Bc);
+        row_norms<<<unsigned(std::min<int64_t>((n2 + 7) / 8, 65535)), 256, 0, stream>>>(Bc, d, n2, d, nb);
+        for (int64_t i0 = 0; i0 < pb.n1; i0 += R) {
+            const int64_t rows = std::min(R, pb.n1 - i0);
+            centre_rows<<<rows_grid(rows), 256, 0, stream>>>(Af + i0 * lda, lda, rows, d, Af, Ac);
+            row_norms<<<unsigned(std::min<int64_t>((rows + 7) / 8, 65535)), 256, 0, stream>>>(Ac, d, rows, d, na);
+            check(cudaGetLastError(), "L2 GEMM: centring kernels");
+            cfg.gemm->abt(stream, 8, rows, n2, d, Ac, d, Bc, d, G, n2);
+            const dim3 grid(unsigned(std::min<int64_t>((n2 + 255) / 256, 64)), unsigned(std::min<int64_t>(rows, 65535)));
+            float *Dc = static_cast<float *>(dd.ptr) + i0 * ldd;
+            if (pb.metric == APAIRS_METRIC_L2)
+                l2_finish<true><<<grid, 256, 0, stream>>>(Dc, ldd, rows, n2, G, na, nb, tau, Af + i0 * lda, lda, Bf, ldb, d);
+            else
+                l2_finish<false><<<grid, 256, 0, stream>>>(Dc, ldd, rows, n2, G, na, nb, tau, Af + i0 * lda, lda, Bf, ldb, d);
+            check(cudaGetLastError(), "L2 GEMM: finish kernel");
+        }
+        st.finish();
+        return;
+    }
     if (cfg.gemm) {
         // COSINE's norms first (their buffers before the GEMM, so that a failed
         // allocation queues nothing).

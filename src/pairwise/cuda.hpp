@@ -26,10 +26,11 @@ struct CudaConfig {
     int64_t dynamic_shared = 0;       // bytes of dynamic shared memory per block
     int64_t grid = 0;                 // blocks launched (grid-stride over tiles beyond that)
     int64_t ntiles = 0, tiles_j = 0;  // tiles of D, and per row of tiles (chosen with the block)
-    // DOT and COSINE: cuBLAS's GEMM when it loads (then the kernel above is only the
-    // fallback), or why not.
+    // DOT and COSINE, and float L2 and SQEUCLIDEAN with d >= 64: cuBLAS's GEMM when it
+    // loads (then the kernel above is only the fallback), or why not.
     std::shared_ptr<const cuda::Gemm> gemm;
     std::string gemm_unavailable;
+    int64_t l2_rows = 0;              // L2 / SQEUCLIDEAN through the double GEMM: rows of A a chunk
 };
 
 CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target);

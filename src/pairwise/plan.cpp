@@ -48,7 +48,14 @@ std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
         c.choice.target > 0 ? fmt::format("{:.0f}%", 100 * c.choice.target)
                             : fmt::format("highest reachable, {:.0f}%", 100 * c.choice.max_reachable),
         c.regs_per_thread, o.shared_per_block, c.choice.reason) +
-           (c.gemm ? fmt::format("; executed instead by {} {}gemm, D = A B^T in {} arithmetic (default math mode, "
+           (c.gemm && c.l2_rows > 0
+                ? fmt::format("; executed instead through {} dgemm ({} rows of A a call): rows centred on A's first "
+                              "row in double, |a|^2 + |b|^2 - 2 a.b from the GEMM (FP64, tensor cores where the device "
+                              "has them), each pair whose rounding bound exceeds 2^-30 of it (near duplicates) or "
+                              "that is not finite recomputed directly in double, rounded once to float: relative "
+                              "error <= 2^-24 + 2^-30 (chosen for d >= {})",
+                              c.gemm->library(), c.l2_rows, 64)
+            : c.gemm ? fmt::format("; executed instead by {} {}gemm, D = A B^T in {} arithmetic (default math mode, "
                                  "never TF32){}: the vendor GEMM is the fastest exact path for {}",
                                  c.gemm->library(), pb.dtype == APAIRS_DTYPE_F64 ? "d" : "s",
                                  pb.dtype == APAIRS_DTYPE_F64 ? "double" : "float",

@@ -240,3 +240,81 @@ TEMPLATE_TEST_CASE("DOT and COSINE: cuBLAS's GEMM and the engine's own kernel (i
         }
     }
 }
+
+// Float L2 and SQEUCLIDEAN with d >= 64 through the double GEMM (apairs.h: relative error
+// <= 2^-24 + 2^-30): rows offset by 100 and by 1000, near duplicates (copies moved by up
+// to 1e-3 and by one ulp), exact duplicates, a zero distance to A's first row (the centre),
+// non-finite coordinates (recomputed directly: inf, NaN, the same infinity), odd sizes and
+// a chunk size forced small (several chunks, a partial last one); against a long-double
+// reference, and the padding of D untouched. The tile kernel (the fallback) stays within
+// its own (d + 4) u.
+TEST_CASE("float L2 and SQEUCLIDEAN through the double GEMM keep 2^-24 + 2^-30", "[cuda]") {
+    const int64_t n1 = 97, n2 = 131, ldd = n2 + 2;
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int64_t d : {int64_t(64), int64_t(301)}) {
+        for (double offset : {0.0, 100.0, 1000.0}) {
+            std::vector<float> A(size_t(n1 * d)), B(size_t(n2 * d));
+            for (auto &x : A) x = float(offset + u(rng));
+            for (auto &x : B) x = float(offset + u(rng));
+            for (int64_t j = 0; j < 40; ++j) {  // B rows 0..39: near copies of A rows
+                const int64_t i = (j * 7) % n1;
+                for (int64_t k = 0; k < d; ++k) {
+                    const float a = A[size_t(i * d + k)];
+                    B[size_t(j * d + k)] = j < 10   ? a                                                     // exact
+                                           : j < 25 ? std::nextafter(a, (k % 2) ? 1e30f : -1e30f)          // 1 ulp
+                                                    : float(a + 1e-3 * u(rng));                             // 1e-3
+                }
+            }
+            for (int64_t k = 0; k < d; ++k) B[size_t(45 * d + k)] = A[size_t(k)];  // A's first row: s = 0
+            A[size_t(3 * d + 5)] = INFINITY;
+            B[size_t(50 * d + 5)] = INFINITY;   // (3, 50): inf - inf = NaN
+            B[size_t(51 * d + 7)] = -INFINITY;  // (i, 51): inf
+            A[size_t(4 * d + 1)] = NAN;
+            for (int32_t metric : {APAIRS_METRIC_L2, APAIRS_METRIC_SQEUCLIDEAN}) {
+                const apairs::pairwise::Problem pb =
+                    apairs::pairwise::make_problem(metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, ldd);
+                apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
+                INFO("d " << d << ", offset " << offset << ", metric " << metric << ", cuBLAS: "
+                          << (cfg.gemm ? cfg.gemm->library() : "unavailable: " + cfg.gemm_unavailable));
+                REQUIRE(cfg.gemm != nullptr);  // the device image has the toolkit's libcublas
+                REQUIRE(cfg.l2_rows == n1);
+                for (int64_t rows : {n1, int64_t(13)}) {  // one chunk; eight, the last partial
+                    for (bool vendor : {true, false}) {
+                        if (!vendor && rows != n1) continue;
+                        INFO((vendor ? "double GEMM" : "tile kernel") << ", " << rows << " rows a chunk");
+                        apairs::pairwise::CudaConfig c = cfg;
+                        c.l2_rows = vendor ? rows : 0;
+                        if (!vendor) c.gemm.reset();
+                        std::vector<float> D(size_t(n1 * ldd), std::numeric_limits<float>::quiet_NaN());
+                        apairs::pairwise::execute_cuda(pb, c, nullptr, A.data(), B.data(), D.data());
+                        const long double bound = vendor ? std::ldexp(1.0L, -24) + std::ldexp(1.0L, -30)
+                                                         : (d + 4) * std::ldexp(1.0L, -24);
+                        for (int64_t i = 0; i < n1; ++i)
+                            for (int64_t j = 0; j < ldd; ++j) {
+                                CAPTURE(i, j);
+                                const float v = D[size_t(i * ldd + j)];
+                                if (j >= n2) {
+                                    REQUIRE(std::isnan(v));  // padding untouched
+                                    continue;
+                                }
+                                long double s = 0;
+                                for (int64_t k = 0; k < d; ++k) {
+                                    const long double t = (long double)A[size_t(i * d + k)] - B[size_t(j * d + k)];
+                                    s += t * t;
+                                }
+                                if (metric == APAIRS_METRIC_L2) s = std::sqrt(s);
+                                if (std::isnan(s)) {
+                                    REQUIRE(std::isnan(v));
+                                } else if (std::isinf(s) || s == 0) {
+                                    REQUIRE((long double)v == s);
+                                } else {
+                                    REQUIRE(std::fabs((long double)v - s) <= bound * s);
+                                }
+                            }
+                    }
+                }
+            }
+        }
+    }
+}
