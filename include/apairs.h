@@ -186,7 +186,7 @@ enum apairs_dtype_e {
  *   L2           sqrt(sum (a_k - b_k)^2)              relative error <= (d + 4) u
  *                (differences are formed directly, never as |a|^2 + |b|^2 - 2 a.b in
  *                 the element type, so small distances keep their relative accuracy)
- *                F32 L2 and SQEUCLIDEAN with d >= 64 on CUDA, when libcublas loads:
+ *                F32 L2 and SQEUCLIDEAN with d >= 256 on CUDA, when libcublas loads:
  *                computed in double through a double GEMM on rows centred on A's first
  *                row (|a|^2 + |b|^2 - 2 a.b, whose rounding error is bounded by
  *                (2 d + 16) 2^-53 (|a|^2 + |b|^2)); each pair where that bound exceeds

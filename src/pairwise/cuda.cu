@@ -280,9 +280,9 @@ __global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_
 // rows (d u_d <= 2^-31 for d <= 2^22). So s is within 2^-30 of the exact sum of squares,
 // and the one rounding to float (after the square root for L2) makes the result's
 // relative error at most 2^-24 + 2^-30.
-constexpr int64_t kGemmL2MinDims = 64;                   // below, the tile kernel is as fast
+constexpr int64_t kGemmL2MinDims = 256;                  // below, the tile kernel is as fast (run 44)
 constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's d u_d <= 2^-31
-constexpr int64_t kGemmL2Chunk = int64_t(256) << 20;     // bytes of the GEMM's output a chunk
+constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of the GEMM's output a chunk, at most
 constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double, at most
 
 __global__ void centre_rows(const float *__restrict__ X, int64_t ldx, int64_t n, int64_t d,
@@ -440,7 +440,10 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     // Float L2 and SQEUCLIDEAN: a double GEMM (centred), chunks of rows of A at a time.
     if ((pb.metric == APAIRS_METRIC_L2 || pb.metric == APAIRS_METRIC_SQEUCLIDEAN) && pb.dtype == APAIRS_DTYPE_F32 &&
         pb.d >= kGemmL2MinDims) {
-        cfg.l2_rows = std::max<int64_t>(1, std::min<int64_t>(pb.n1, kGemmL2Chunk / (8 * pb.n2)));
+        // Chunks of equal rows (one where the output fits kGemmL2Chunk).
+        const int64_t most = std::max<int64_t>(1, std::min<int64_t>(pb.n1, kGemmL2Chunk / (8 * pb.n2)));
+        const int64_t chunks = (pb.n1 + most - 1) / most;
+        cfg.l2_rows = (pb.n1 + chunks - 1) / chunks;
         if (pb.d > kGemmL2MaxDims) cfg.gemm_unavailable = "d above 2^22 (the recomputation's bound)";
         else if (pb.n2 * pb.d * 8 > kGemmL2MaxB) cfg.gemm_unavailable = "B in double above 1 GiB";
         else if (!cuda::Gemm::fits(cfg.l2_rows, pb.n2, pb.d, pb.d, pb.d, pb.n2))

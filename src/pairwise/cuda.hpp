@@ -26,7 +26,7 @@ struct CudaConfig {
     int64_t dynamic_shared = 0;       // bytes of dynamic shared memory per block
     int64_t grid = 0;                 // blocks launched (grid-stride over tiles beyond that)
     int64_t ntiles = 0, tiles_j = 0;  // tiles of D, and per row of tiles (chosen with the block)
-    // DOT and COSINE, and float L2 and SQEUCLIDEAN with d >= 64: cuBLAS's GEMM when it
+    // DOT and COSINE, and float L2 and SQEUCLIDEAN with d >= 256: cuBLAS's GEMM when it
     // loads (then the kernel above is only the fallback), or why not.
     std::shared_ptr<const cuda::Gemm> gemm;
     std::string gemm_unavailable;

@@ -241,7 +241,7 @@ TEMPLATE_TEST_CASE("DOT and COSINE: cuBLAS's GEMM and the engine's own kernel (i
     }
 }
 
-// Float L2 and SQEUCLIDEAN with d >= 64 through the double GEMM (apairs.h: relative error
+// Float L2 and SQEUCLIDEAN with d >= 256 through the double GEMM (apairs.h: relative error
 // <= 2^-24 + 2^-30): rows offset by 100 and by 1000, near duplicates (copies moved by up
 // to 1e-3 and by one ulp), exact duplicates, a zero distance to A's first row (the centre),
 // non-finite coordinates (recomputed directly: inf, NaN, the same infinity), odd sizes and
@@ -252,7 +252,7 @@ TEST_CASE("float L2 and SQEUCLIDEAN through the double GEMM keep 2^-24 + 2^-30",
     const int64_t n1 = 97, n2 = 131, ldd = n2 + 2;
     std::mt19937 rng(std::random_device{}());
     std::uniform_real_distribution<double> u(-1, 1);
-    for (int64_t d : {int64_t(64), int64_t(301)}) {
+    for (int64_t d : {int64_t(256), int64_t(301)}) {
         for (double offset : {0.0, 100.0, 1000.0}) {
             std::vector<float> A(size_t(n1 * d)), B(size_t(n2 * d));
             for (auto &x : A) x = float(offset + u(rng));
