@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -280,7 +281,6 @@ __global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_
 // rows (d u_d <= 2^-31 for d <= 2^22). So s is within 2^-30 of the exact sum of squares,
 // and the one rounding to float (after the square root for L2) makes the result's
 // relative error at most 2^-24 + 2^-30.
-constexpr int64_t kGemmL2MinDims = 256;                  // below, the tile kernel is as fast (run 44)
 constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's d u_d <= 2^-31
 constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of the GEMM's output a chunk, at most
 constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double, at most
@@ -301,7 +301,7 @@ __global__ void l2_finish(float *__restrict__ D, int64_t ldd, int64_t rows, int6
         for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < n2; j += int64_t(gridDim.x) * blockDim.x) {
             const double q = na[i] + nb[j];
             double s = fma(-2.0, G[i * n2 + j], q);
-            if (!(s >= tau * q && q <= 1.7976931348623157e308)) {  // uncertain or not finite
+            if (!(s >= tau * q && q <= DBL_MAX)) {  // uncertain or not finite
                 s = 0;
                 for (int64_t k = 0; k < d; ++k) {
                     const double t = double(A[i * lda + k]) - double(B[j * ldb + k]);

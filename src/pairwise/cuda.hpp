@@ -33,6 +33,10 @@ struct CudaConfig {
     int64_t l2_rows = 0;              // L2 / SQEUCLIDEAN through the double GEMM: rows of A a chunk
 };
 
+// Float L2 and SQEUCLIDEAN take the double GEMM from this many dimensions (below, the
+// tile kernel is as fast: run 44).
+constexpr int64_t kGemmL2MinDims = 256;
+
 CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target);
 
 // Runs the planned kernel. A, B, D may each be device or host memory (staged).

@@ -54,7 +54,7 @@ std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
                               "has them), each pair whose rounding bound exceeds 2^-30 of it (near duplicates) or "
                               "that is not finite recomputed directly in double, rounded once to float: relative "
                               "error <= 2^-24 + 2^-30 (chosen for d >= {})",
-                              c.gemm->library(), c.l2_rows, 256)
+                              c.gemm->library(), c.l2_rows, kGemmL2MinDims)
             : c.gemm ? fmt::format("; executed instead by {} {}gemm, D = A B^T in {} arithmetic (default math mode, "
                                  "never TF32){}: the vendor GEMM is the fastest exact path for {}",
                                  c.gemm->library(), pb.dtype == APAIRS_DTYPE_F64 ? "d" : "s",

@@ -203,9 +203,9 @@ __device__ __forceinline__ void flush_block(const Reduce<V> &out, int tid, const
 // only then). In the kernel u = t - 1/2 = fma(r, iw, shift) is clamped to [-1, nbins]
 // (outside, the slot is 0 or nbins + 1 however large the error; NaN stays NaN; the lower
 // clamp is dropped where shift >= -1, kFastFromZero), and y = u + 1.5 * 2^23 holds
-// rint(u) = floor(t) in its low bits: no conversion instruction. The slot floor(t) + 1 is certain when |u - rint(u)| <= half, half =
-// 1/2 - bin_margin's largest margin over |t| <= nbins + 1 (rules.hpp): then t lies in
-// (floor(t) + margin, floor(t) + 1 - margin).
+// rint(u) = floor(t) in its low bits: no conversion instruction. The slot floor(t) + 1 is
+// certain when |u - rint(u)| <= half, half = 1/2 - bin_margin's largest margin over |t| <=
+// nbins + 1 (rules.hpp): then t lies in (floor(t) + margin, floor(t) + 1 - margin).
 __device__ __forceinline__ float sqrt_ftz(float x) {
     float y;
     asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
