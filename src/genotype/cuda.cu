@@ -1,9 +1,17 @@
-// Genotype CUDA engine: packed rows become three bit planes over 32-bit words (a
-// conversion kernel, which also sums each row's missing-call weight), then the tile /
-// subtile / slice scheme of the all-pairs engine over them: a block of 32 x R threads
-// owns an (R*S) x 32 tile of pairs, stages slices of the planes of its rows in shared
-// memory, and each thread folds its S pairs with the metric's functor (metrics.hpp,
-// shared with the host engines), popc on 32-bit words.
+// Genotype CUDA engine on the binary tensor cores. Every genotype metric is a sum of
+// bilinear counts popc(P_a & Q_b) between bit planes of the two rows (metric::Terms):
+// the packed rows become those planes in a conversion kernel, and a binary GEMM
+// (mma.sync m16n8k256 .b1, AND + popc accumulation into int32: BMMA on sm_80 / sm_90)
+// sums each plane pair over 256 variants an instruction. Blocks of 8 warps own 128 x 128
+// pairs, stage slices of 256 variants of every plane through shared memory in a
+// three-stage cp.async pipeline (rows swizzled so ldmatrix reads conflict-free), and
+// each warp accumulates 64 x 32 pairs in registers; the epilogue turns the counts into
+// the metric's value with the functor the host engines use (metrics.hpp), so the values
+// are the host's bit for bit. With A = B only the tiles on and above the diagonal run,
+// each pair written to both triangles. PLINK's weighted scaling needs, per pair, the
+// weight of the variants missing in both rows: a sparse kernel sums it from per-variant
+// masks of the missing rows (work proportional to the number of such (pair, variant)
+// events, d n1 n2 p^2 for a missing rate p), before the GEMM reads it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -19,11 +27,56 @@ namespace apairs::genotype {
 using namespace apairs::cuda;
 namespace {
 
-constexpr int C = 32, R = kCudaRowsPerBlock, S = kCudaSubtiles, K = kCudaSliceWords;
-constexpr int RS = 3 * K + 1;  // shared row stride in words: odd, so column reads do not conflict
+constexpr int BM = kCudaTileRows, BN = kCudaTileRows, THREADS = 256, STAGES = kCudaStages;
+constexpr int KW = 8;  // 32-bit words of a plane a stage: 256 variants, one k-step of the MMA
 
-inline int64_t words_for(int64_t d) { return (d + 31) / 32; }
-inline int64_t padded_words(int64_t d) { return (words_for(d) + K - 1) / K * K; }
+// The bit planes a metric may use, each over the variants of a row (0 past d and where
+// the call is missing, except MISS):
+//   X = [g >= 1], XBAR = [g == 0], Y = [g == 2], YBAR = [g <= 1], Z1 = [g == 1],
+//   CALLED = [called]
+enum Plane : uint8_t { X, XBAR, Y, YBAR, Z1, CALLED };
+
+// A metric's counts as sums of plane-pair counts: count c (0 or 1) is the sum over
+// its pairs (a, b) of popc(plane a of row i & plane b of row j), planes named by their
+// index in `planes`.
+struct Terms {
+    int np;  // planes staged
+    Plane planes[4];
+    int n[2];          // pairs of count 0 and count 1
+    uint8_t a[2][4], b[2][4];
+};
+
+// With x = g >= 1 and y = g == 2 (x, y 0 where missing): |g_a - g_b| over the calls
+// of both = popc(x_a & xbar_b) + popc(xbar_a & x_b) + popc(y_a & ybar_b) + popc(ybar_a & y_b),
+// each term counting the variants where that plane differs, one way round.
+constexpr Terms kAllele{4, {X, XBAR, Y, YBAR}, {4, 0}, {{0, 1, 2, 3}, {}}, {{1, 0, 3, 2}, {}}};
+template <class M> struct TermsOf;
+template <> struct TermsOf<metric::AlleleCount> { static constexpr Terms t = kAllele; };
+template <int K> struct TermsOf<metric::Plink<K, true>> { static constexpr Terms t = kAllele; };
+// Flat-missing also counts the variants called in both.
+template <int K> struct TermsOf<metric::Plink<K, false>> { static constexpr Terms t = kAllele; };
+// Differing: x differs, or x = 1 on both and y differs (1 against 2).
+template <> struct TermsOf<metric::Hamming> {
+    static constexpr Terms t{4, {X, XBAR, Z1, Y}, {4, 0}, {{0, 1, 2, 3}, {}}, {{1, 0, 3, 2}, {}}};
+};
+template <> struct TermsOf<metric::Ibs0> {  // 0 against 2
+    static constexpr Terms t{2, {XBAR, Y}, {2, 0}, {{0, 1}, {}}, {{1, 0}, {}}};
+};
+template <> struct TermsOf<metric::Ibs1> {  // 0 against 1, 1 against 2
+    static constexpr Terms t{3, {XBAR, Z1, Y}, {4, 0}, {{0, 1, 1, 2}, {}}, {{1, 0, 2, 1}, {}}};
+};
+template <> struct TermsOf<metric::Ibs2> {  // equal calls
+    static constexpr Terms t{3, {XBAR, Z1, Y}, {3, 0}, {{0, 1, 2}, {}}, {{0, 1, 2}, {}}};
+};
+template <> struct TermsOf<metric::NonMissing> {
+    static constexpr Terms t{1, {CALLED}, {1, 0}, {{0}, {}}, {{0}, {}}};
+};
+
+// The flat-missing PLINK metrics take a fifth plane and a second count: CALLED x CALLED.
+template <class M> constexpr bool kFlat = false;
+template <int K> constexpr bool kFlat<metric::Plink<K, false>> = true;
+
+template <class M> constexpr int planes_of() { return TermsOf<M>::t.np + (kFlat<M> ? 1 : 0); }
 
 __device__ __forceinline__ uint32_t even_bits32(uint64_t x) {
     x &= 0x5555555555555555ULL;
@@ -39,105 +92,255 @@ __device__ __forceinline__ uint32_t valid_word(int64_t w, int64_t d) {
     return left >= 32 ? 0xFFFFFFFFu : left <= 0 ? 0u : (1u << left) - 1u;
 }
 
-// One thread per (row, padded word): planes[(row * words + w) * 3 + {x, y, m}], and, with
-// weights, the row's missing weight (uint32, wrapping: the sum is exact mod 2^32) and
-// whether it has a missing call.
-__global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t words,
-                          uint32_t *__restrict__ planes, const uint32_t *__restrict__ weights,
-                          uint32_t *__restrict__ wmiss, uint32_t *__restrict__ missing) {
+// The 32 variants w*32.. of a packed row as (lo, hi) code bits: PLINK's codes are
+// 00 g = 0, 01 missing, 10 g = 1, 11 g = 2.
+__device__ __forceinline__ void code_bits(const uint8_t *p, int64_t bytes, int64_t w, uint32_t &lo, uint32_t &hi) {
+    uint64_t v = 0;
+    for (int b = 0; b < 8; ++b) {
+        const int64_t at = 8 * w + b;
+        if (at < bytes) v |= uint64_t(p[at]) << (8 * b);
+    }
+    lo = even_bits32(v), hi = even_bits32(v >> 1);
+}
+
+// One thread per (row, plane word): planes[(row * np + p) * kw + w] for the np planes
+// named in `sel` (4 bits each), and, with weights, the row's missing weight (uint32,
+// wrapping: exact mod 2^32, atomics: zeroed by the caller).
+__global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t kw,
+                          int np, uint32_t sel, uint32_t *__restrict__ planes, const uint32_t *__restrict__ weights,
+                          uint32_t *__restrict__ wmiss) {
     const int64_t bytes = (d + 3) / 4;
-    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * words;
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * kw;
          t += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t row = t / words, w = t % words;
-        const uint8_t *p = packed + row * pitch;
-        uint64_t v = 0;
-        for (int b = 0; b < 8; ++b) {
-            const int64_t at = 8 * w + b;
-            if (at < bytes) v |= uint64_t(p[at]) << (8 * b);
+        const int64_t row = t / kw, w = t % kw;
+        uint32_t lo, hi;
+        code_bits(packed + row * pitch, bytes, w, lo, hi);
+        const uint32_t valid = valid_word(w, d), called = (hi | ~lo) & valid;
+        for (int p = 0; p < np; ++p) {
+            uint32_t v = 0;
+            switch ((sel >> (4 * p)) & 15u) {
+            case X: v = hi; break;
+            case XBAR: v = ~hi & ~lo; break;
+            case Y: v = hi & lo; break;
+            case YBAR: v = ~lo; break;
+            case Z1: v = hi & ~lo; break;
+            default: v = called; break;
+            }
+            planes[(row * np + p) * kw + w] = v & valid;
         }
-        const uint32_t lo = even_bits32(v), hi = even_bits32(v >> 1), valid = valid_word(w, d);
-        const uint32_t called = (hi | ~lo) & valid;
-        uint32_t *out = planes + (row * words + w) * 3;
-        out[0] = hi & valid;
-        out[1] = hi & lo & valid;
-        out[2] = called;
-        uint32_t miss = valid & ~called;
-        if (miss && missing) {
-            missing[row] = 1;
+        if (weights) {
             uint32_t sum = 0;
-            if (weights)
-                for (; miss; miss &= miss - 1) sum += weights[32 * w + __ffs(miss) - 1];
-            atomicAdd(&wmiss[row], sum);
+            for (uint32_t miss = valid & ~called; miss; miss &= miss - 1) sum += weights[32 * w + __ffs(miss) - 1];
+            if (sum) atomicAdd(&wmiss[row], sum);
         }
     }
 }
 
-template <class M>
-__global__ void __launch_bounds__(C *R)
-genotype_kernel(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint32_t *__restrict__ pb, int64_t n2,
-                int64_t d, int64_t words, const uint32_t *__restrict__ weights, const uint32_t *__restrict__ wmiss_a,
-                const uint32_t *__restrict__ wmiss_b, const uint32_t *__restrict__ miss_a,
-                const uint32_t *__restrict__ miss_b, uint32_t W, typename M::out_t *__restrict__ D, int64_t ldd,
-                int64_t tiles_j, int64_t ntiles) {
-    __shared__ uint32_t As[R * S * RS];
-    __shared__ uint32_t Bs[C * RS];
-    constexpr int KC = M::kCounts;
-    const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * C + tx;
+// Missing-row masks: masks[v * ld + r] bit b = row 32 r + b misses variant v.
+__global__ void missing_masks(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t ld,
+                              uint32_t *__restrict__ masks) {
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < ld * d;
+         t += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t v = t % d, r = t / d;
+        uint32_t m = 0;
+        for (int b = 0; b < 32; ++b) {
+            const int64_t row = 32 * r + b;
+            if (row >= n) break;
+            const unsigned code = (packed[row * pitch + v / 4] >> (2 * (v % 4))) & 3u;
+            m |= uint32_t(code == 1u) << b;
+        }
+        masks[v * ld + r] = m;
+    }
+}
+
+// The tile t of a grid over (ti, tj): all tiles, or (same) those with tj >= ti, row by row.
+__device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_j, bool same, int64_t &ti, int64_t &tj) {
+    if (!same) {
+        ti = t / tiles_j, tj = t % tiles_j;
+        return;
+    }
+    // Row ti holds tiles_j - ti tiles; start(ti) = ti * tiles_j - ti (ti - 1) / 2.
+    int64_t r = int64_t((2.0 * tiles_j + 1 - sqrt((2.0 * tiles_j + 1) * (2.0 * tiles_j + 1) - 8.0 * t)) / 2);
+    auto start = [&](int64_t i) { return i * tiles_j - i * (i - 1) / 2; };
+    while (r > 0 && start(r) > t) --r;
+    while (start(r + 1) <= t) ++r;
+    ti = r, tj = r + (t - start(r));
+}
+
+// both[i * ldb + j] = the weight of the variants missing in rows i of A and j of B, for
+// the 128 x 128 tiles of the grid, accumulated in shared memory from the masks.
+__global__ void __launch_bounds__(THREADS)
+missing_both(const uint32_t *__restrict__ ma, int64_t lda, int64_t n1, const uint32_t *__restrict__ mb, int64_t ldb_m,
+             int64_t n2, int64_t d, const uint32_t *__restrict__ weights, uint32_t *__restrict__ both, int64_t ldb,
+             int64_t tiles_j, int64_t ntiles, bool same) {
+    extern __shared__ uint32_t acc[];  // BM x BN
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const int64_t i0 = t / tiles_j * (R * S), j0 = t % tiles_j * C;
-        uint32_t cnt[S][2], both[S];
+        int64_t ti, tj;
+        tile_of(t, tiles_j, same, ti, tj);
+        for (int e = threadIdx.x; e < BM * BN; e += THREADS) acc[e] = 0;
+        __syncthreads();
+        const int64_t ra = ti * (BM / 32), rb = tj * (BN / 32);
+        for (int64_t v = threadIdx.x; v < d; v += THREADS) {
+            uint32_t a[BM / 32], b[BN / 32], anya = 0, anyb = 0;
 #pragma unroll
-        for (int s = 0; s < S; ++s) cnt[s][0] = cnt[s][1] = both[s] = 0;
-        const int64_t j = j0 + tx;
-        const bool need_both = weights && j < n2 && miss_b[j];
-        for (int64_t w0 = 0; w0 < words; w0 += K) {
-            // Stage the slice: K words x 3 planes per row, contiguous in global memory.
-            for (int e = tid; e < R * S * 3 * K; e += C * R) {
-                const int r = e / (3 * K), q = e % (3 * K);
-                const int64_t i = i0 + r;
-                As[r * RS + q] = i < n1 ? pa[(i * words + w0) * 3 + q] : 0u;
+            for (int q = 0; q < BM / 32; ++q) anya |= a[q] = ra + q < lda ? ma[v * lda + ra + q] : 0u;
+#pragma unroll
+            for (int q = 0; q < BN / 32; ++q) anyb |= b[q] = rb + q < ldb_m ? mb[v * ldb_m + rb + q] : 0u;
+            if (!anya || !anyb) continue;
+            const uint32_t w = weights[v];
+#pragma unroll
+            for (int qa = 0; qa < BM / 32; ++qa)
+                for (uint32_t x = a[qa]; x; x &= x - 1) {
+                    uint32_t *row = acc + (32 * qa + __ffs(x) - 1) * BN;
+#pragma unroll
+                    for (int qb = 0; qb < BN / 32; ++qb)
+                        for (uint32_t y = b[qb]; y; y &= y - 1) atomicAdd(row + 32 * qb + __ffs(y) - 1, w);
+                }
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < BM * BN; e += THREADS) {
+            const int64_t i = ti * BM + e / BN, j = tj * BN + e % BN;
+            if (i < n1 && j < n2) both[i * ldb + j] = acc[e];
+        }
+        __syncthreads();
+    }
+}
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void bmma(int (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+    __trap();  // plan_cuda refuses devices below sm_80
+#endif
+}
+
+// Shared memory of a stage: np planes x (BM + BN) rows x 32 bytes (two 16-byte chunks,
+// swapped in rows whose bit 2 is set: the 8 rows an ldmatrix phase reads then cover
+// all 32 banks).
+__device__ __forceinline__ uint32_t chunk_offset(int plane, int row, int chunk) {
+    return uint32_t(((plane * (BM + BN) + row) * 2 + (chunk ^ ((row >> 2) & 1))) * 16);
+}
+
+template <class M>
+__global__ void __launch_bounds__(THREADS, kFlat<M> ? 1 : 2)
+genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint32_t *__restrict__ pb, int64_t n2,
+             int64_t kw, const uint32_t *__restrict__ wmiss_a, const uint32_t *__restrict__ wmiss_b,
+             const uint32_t *__restrict__ both, int64_t ld_both, uint32_t W, typename M::out_t *__restrict__ D,
+             int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same) {
+    constexpr Terms T = TermsOf<M>::t;
+    constexpr int NP = planes_of<M>();
+    constexpr int NC = kFlat<M> ? 2 : 1;
+    constexpr uint32_t kStageBytes = uint32_t(NP * (BM + BN) * 32);
+    extern __shared__ __align__(16) uint8_t smem[];
+    const uint32_t base = smem_addr(smem);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp & 1, wn = warp >> 1;  // warp tile: rows 64 wm.., columns 32 wn..
+    const int64_t ksteps = kw / KW;
+
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        int64_t ti, tj;
+        tile_of(t, tiles_j, same, ti, tj);
+        const int64_t i0 = ti * BM, j0 = tj * BN;
+
+        // Stage k-step ks into buffer ks % STAGES: np planes x (BM + BN) rows x 2 chunks.
+        auto load = [&](int64_t ks) {
+            const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
+            for (int e = tid; e < NP * (BM + BN) * 2; e += THREADS) {
+                const int chunk = e & 1, row = (e >> 1) % (BM + BN), p = (e >> 1) / (BM + BN);
+                const bool in_a = row < BM;
+                const int64_t r = in_a ? std::min<int64_t>(i0 + row, n1 - 1) : std::min<int64_t>(j0 + row - BM, n2 - 1);
+                const uint32_t *src = (in_a ? pa : pb) + (r * NP + p) * kw + ks * KW + chunk * 4;
+                cp_async16(buf + chunk_offset(p, row, chunk), src);
             }
-            for (int e = tid; e < C * 3 * K; e += C * R) {
-                const int c = e / (3 * K), q = e % (3 * K);
-                const int64_t jj = j0 + c;
-                Bs[c * RS + q] = jj < n2 ? pb[(jj * words + w0) * 3 + q] : 0u;
-            }
+        };
+
+        int acc[NC][4][4][4];
+#pragma unroll
+        for (int c = 0; c < NC; ++c)
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+#pragma unroll
+                for (int y = 0; y < 4; ++y)
+#pragma unroll
+                    for (int z = 0; z < 4; ++z) acc[c][x][y][z] = 0;
+
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < ksteps) load(s);
+            asm volatile("cp.async.commit_group;\n" ::);
+        }
+        // ldmatrix addresses: A fragments (16 rows x 256 bits) from lane's row
+        // (lane & 15), chunk lane >> 4; B fragments (two n8 tiles) from row
+        // (lane & 7) + 8 (lane >> 4), chunk (lane >> 3) & 1.
+        const int ar = 64 * wm + (lane & 15), ac = lane >> 4;
+        const int br = BM + 32 * wn + (lane & 7) + 8 * (lane >> 4), bc = (lane >> 3) & 1;
+        for (int64_t ks = 0; ks < ksteps; ++ks) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
             __syncthreads();
-            const uint32_t *b = Bs + tx * RS;
-#pragma unroll 4
-            for (int k = 0; k < K; ++k) {
-                const uint32_t xb = b[3 * k], yb = b[3 * k + 1], mb = b[3 * k + 2];
+            if (ks + STAGES - 1 < ksteps) load(ks + STAGES - 1);
+            asm volatile("cp.async.commit_group;\n" ::);
+            const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
 #pragma unroll
-                for (int s = 0; s < S; ++s) {
-                    const uint32_t *a = As + (s * R + ty) * RS + 3 * k;
-                    m.step(cnt[s], a[0], a[1], a[2], xb, yb, mb);
+            for (int c = 0; c < NC; ++c) {
+                const int nt = c == 0 ? T.n[0] : 1;
+#pragma unroll
+                for (int q = 0; q < nt; ++q) {
+                    // Flat's second count: CALLED x CALLED, the last staged plane.
+                    const int pa_ = c == 0 ? T.a[0][q] : NP - 1, pb_ = c == 0 ? T.b[0][q] : NP - 1;
+                    uint32_t af[4][4], bf[4][2];
+#pragma unroll
+                    for (int mt = 0; mt < 4; ++mt)
+                        ldmatrix_x4(buf + chunk_offset(pa_, ar + 16 * mt, ac), af[mt][0], af[mt][1], af[mt][2],
+                                    af[mt][3]);
+#pragma unroll
+                    for (int n2t = 0; n2t < 2; ++n2t)
+                        ldmatrix_x4(buf + chunk_offset(pb_, br + 16 * n2t, bc), bf[2 * n2t][0], bf[2 * n2t][1],
+                                    bf[2 * n2t + 1][0], bf[2 * n2t + 1][1]);
+#pragma unroll
+                    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+                        for (int n8 = 0; n8 < 4; ++n8) bmma(acc[c][mt][n8], af[mt], bf[n8][0], bf[n8][1]);
                 }
             }
-            if (need_both) {
-                for (int k = 0; k < K; ++k) {
-                    const int64_t w = w0 + k;
-                    const uint32_t valid = valid_word(w, d);
-                    if (!valid) break;
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();  // the buffers are refilled by the next tile
+
+        // Epilogue: fragment (mt, n8) element e is row 16 mt + lane / 4 + 8 (e / 2),
+        // column 8 n8 + 2 (lane % 4) + e % 2 of the warp tile.
 #pragma unroll
-                    for (int s = 0; s < S; ++s) {
-                        const int64_t i = i0 + s * R + ty;
-                        if (i >= n1 || !miss_a[i]) continue;
-                        uint32_t bits = ~(As[(s * R + ty) * RS + 3 * k + 2] | b[3 * k + 2]) & valid;
-                        for (; bits; bits &= bits - 1) both[s] += __ldg(&weights[32 * w + __ffs(bits) - 1]);
-                    }
+        for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+            for (int n8 = 0; n8 < 4; ++n8)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int64_t i = i0 + 64 * wm + 16 * mt + (lane >> 2) + 8 * (e >> 1);
+                    const int64_t j = j0 + 32 * wn + 8 * n8 + 2 * (lane & 3) + (e & 1);
+                    if (i >= n1 || j >= n2) continue;
+                    uint32_t cnt[2] = {uint32_t(acc[0][mt][n8][e]), NC > 1 ? uint32_t(acc[NC - 1][mt][n8][e]) : 0u};
+                    const uint32_t den = both ? W - wmiss_a[i] - wmiss_b[j] + both[i * ld_both + j] : 0u;
+                    const typename M::out_t v = m.finish(cnt, den);
+                    D[i * ldd + j] = v;
+                    if (same) D[j * ldd + i] = v;
                 }
-            }
-            __syncthreads();
-        }
-#pragma unroll
-        for (int s = 0; s < S; ++s) {
-            const int64_t i = i0 + s * R + ty;
-            if (i < n1 && j < n2) {
-                const uint32_t den = weights ? W - wmiss_a[i] - wmiss_b[j] + both[s] : 0u;
-                D[i * ldd + j] = m.finish(cnt[s], den);
-            }
-        }
-        (void)KC;
     }
 }
 
@@ -165,6 +368,25 @@ __global__ void pack_bytes(const uint8_t *__restrict__ g, int64_t n, int64_t d, 
         }
         packed[i * ldp + b] = static_cast<uint8_t>(v);
     }
+}
+
+template <class M>
+constexpr uint32_t plane_selection() {
+    constexpr Terms T = TermsOf<M>::t;
+    uint32_t sel = 0;
+    for (int p = 0; p < T.np; ++p) sel |= uint32_t(T.planes[p]) << (4 * p);
+    if (kFlat<M>) sel |= uint32_t(CALLED) << (4 * T.np);
+    return sel;
+}
+
+template <class M>
+constexpr size_t mma_smem() {
+    return size_t(STAGES) * planes_of<M>() * (BM + BN) * 32;
+}
+
+int64_t tiles(const Problem &pb, bool same) {
+    const int64_t ti = (pb.n1 + BM - 1) / BM, tj = (pb.n2 + BN - 1) / BN;
+    return same ? ti * (ti + 1) / 2 : ti * tj;
 }
 
 }  // namespace
@@ -204,18 +426,29 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     cfg.device = device;
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    if (prop.major < 8)
+        fail(APAIRS_ERROR_BACKEND_UNAVAILABLE,
+             "device {} ({}) is sm_{}{}: genotype plans on CUDA need sm_80 or later (binary tensor-core MMA)", device,
+             prop.name, prop.major, prop.minor);
     cfg.device_name = prop.name;
     cfg.sm_count = prop.multiProcessorCount;
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
+        using M = decltype(m);
+        const auto kernel = genotype_mma<M>;
+        cfg.smem = mma_smem<M>();
+        cfg.planes = planes_of<M>();
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.smem)),
+              "cudaFuncSetAttribute");
         cudaFuncAttributes fa{};
-        check(cudaFuncGetAttributes(&fa, genotype_kernel<decltype(m)>), "cudaFuncGetAttributes");
+        check(cudaFuncGetAttributes(&fa, kernel), "cudaFuncGetAttributes");
         cfg.regs_per_thread = fa.numRegs;
         int blocks = 0;
-        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, genotype_kernel<decltype(m)>, C * R, 0),
+        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, THREADS, cfg.smem),
               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-        const int64_t tiles = (pb.n1 + R * S - 1) / (R * S) * ((pb.n2 + C - 1) / C);
-        cfg.grid = std::min<int64_t>(tiles, int64_t(std::max(blocks, 1)) * cfg.sm_count * 4);
+        cfg.blocks_per_sm = std::max(blocks, 1);
     });
+    check(cudaFuncSetAttribute(missing_both, cudaFuncAttributeMaxDynamicSharedMemorySize, BM * BN * 4),
+          "cudaFuncSetAttribute");
     return cfg;
 }
 
@@ -231,44 +464,67 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     st.stage();
     const Staging::View a = st.view(a_slot), b = st.view(b_slot), dd = st.view(d_slot);
 
-    const int64_t words = padded_words(pb.d);
+    const int64_t kw = (pb.d + 32 * KW - 1) / (32 * KW) * KW;
     const bool same = a.ptr == b.ptr && a.pitch == b.pitch && pb.n1 == pb.n2;
     const bool w = pb.weighted();
-    // Planes, and per row the missing weight and flag (zeroed first: atomics add to them).
-    StreamBuffer planes_a(size_t(pb.n1 * words * 3) * 4, stream);
+    const int np = cfg.planes;
+    StreamBuffer planes_a(size_t(pb.n1 * np * kw) * 4, stream);
     std::unique_ptr<StreamBuffer> planes_b;
-    if (!same) planes_b = std::make_unique<StreamBuffer>(size_t(pb.n2 * words * 3) * 4, stream);
-    StreamBuffer meta(size_t(2 * (pb.n1 + pb.n2)) * 4, stream);
-    std::unique_ptr<StreamBuffer> weights;
+    if (!same) planes_b = std::make_unique<StreamBuffer>(size_t(pb.n2 * np * kw) * 4, stream);
+    // Weighted: the rows' missing weights (zeroed: atomics add to them), the missing-row
+    // masks and the weight missing in both of each pair.
+    std::unique_ptr<StreamBuffer> weights, wmiss, masks_a, masks_b, both;
+    const int64_t ld_ma = (pb.n1 + 127) / 128 * 4, ld_mb = (pb.n2 + 127) / 128 * 4;
+    const int grid_fill = cfg.sm_count * 16;
     if (w) {
         weights = std::make_unique<StreamBuffer>(size_t(pb.d) * 4, stream);
         check(cudaMemcpyAsync(weights->get(), pb.weights.data(), size_t(pb.d) * 4, cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync(weights)");
+        wmiss = std::make_unique<StreamBuffer>(size_t(pb.n1 + pb.n2) * 4, stream);
+        check(cudaMemsetAsync(wmiss->get(), 0, size_t(pb.n1 + pb.n2) * 4, stream), "cudaMemsetAsync");
+        masks_a = std::make_unique<StreamBuffer>(size_t(ld_ma * pb.d) * 4, stream);
+        if (!same) masks_b = std::make_unique<StreamBuffer>(size_t(ld_mb * pb.d) * 4, stream);
+        both = std::make_unique<StreamBuffer>(size_t(pb.n1 * pb.n2) * 4, stream);
     }
-    check(cudaMemsetAsync(meta.get(), 0, size_t(2 * (pb.n1 + pb.n2)) * 4, stream), "cudaMemsetAsync");
-    uint32_t *wmiss_a = static_cast<uint32_t *>(meta.get()), *wmiss_b = wmiss_a + pb.n1;
-    uint32_t *miss_a = wmiss_b + pb.n2, *miss_b = miss_a + pb.n1;
     const uint32_t *wts = w ? static_cast<const uint32_t *>(weights->get()) : nullptr;
-    auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *wm, uint32_t *mi) {
-        const int64_t threads = n * words;
-        const int grid = int(std::min<int64_t>((threads + 255) / 256, int64_t(cfg.sm_count) * 32));
-        to_planes<<<grid, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, words,
-                                            static_cast<uint32_t *>(planes), wts, wm, mi);
-        check(cudaGetLastError(), "genotype to_planes launch");
-    };
-    convert(a, pb.n1, planes_a.get(), wmiss_a, miss_a);
-    if (!same) convert(b, pb.n2, planes_b->get(), wmiss_b, miss_b);
-    const uint32_t *pa = static_cast<const uint32_t *>(planes_a.get());
-    const uint32_t *pbp = same ? pa : static_cast<const uint32_t *>(planes_b->get());
-    const int64_t tiles_j = (pb.n2 + C - 1) / C, ntiles = (pb.n1 + R * S - 1) / (R * S) * tiles_j;
+    uint32_t *wmiss_a = w ? static_cast<uint32_t *>(wmiss->get()) : nullptr;
+    uint32_t *wmiss_b = w ? (same ? wmiss_a : wmiss_a + pb.n1) : nullptr;
+
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
-        genotype_kernel<M><<<unsigned(cfg.grid), dim3(C, R), 0, stream>>>(
-            m, pa, pb.n1, pbp, pb.n2, pb.d, words, wts, wmiss_a, same ? wmiss_a : wmiss_b, miss_a,
-            same ? miss_a : miss_b, uint32_t(pb.weight_sum), static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out,
-            tiles_j, ntiles);
+        auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *wm) {
+            to_planes<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw, np,
+                                                     plane_selection<M>(), static_cast<uint32_t *>(planes), wts, wm);
+            check(cudaGetLastError(), "genotype to_planes launch");
+        };
+        convert(a, pb.n1, planes_a.get(), wmiss_a);
+        if (!same) convert(b, pb.n2, planes_b->get(), wmiss_b);
+        const int64_t tiles_j = (pb.n2 + BN - 1) / BN, ntiles = tiles(pb, same);
+        if (w) {
+            auto mask = [&](const Staging::View &v, int64_t n, int64_t ld, void *out) {
+                missing_masks<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d,
+                                                             ld, static_cast<uint32_t *>(out));
+                check(cudaGetLastError(), "genotype missing_masks launch");
+            };
+            mask(a, pb.n1, ld_ma, masks_a->get());
+            if (!same) mask(b, pb.n2, ld_mb, masks_b->get());
+            const uint32_t *ma = static_cast<const uint32_t *>(masks_a->get());
+            const uint32_t *mb = same ? ma : static_cast<const uint32_t *>(masks_b->get());
+            const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * 3 * 8));
+            missing_both<<<grid, THREADS, BM * BN * 4, stream>>>(ma, ld_ma, pb.n1, mb, same ? ld_ma : ld_mb, pb.n2,
+                                                                 pb.d, wts, static_cast<uint32_t *>(both->get()),
+                                                                 pb.n2, tiles_j, ntiles, same);
+            check(cudaGetLastError(), "genotype missing_both launch");
+        }
+        const uint32_t *pa = static_cast<const uint32_t *>(planes_a.get());
+        const uint32_t *pbp = same ? pa : static_cast<const uint32_t *>(planes_b->get());
+        const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * cfg.blocks_per_sm * 8));
+        genotype_mma<M><<<grid, THREADS, cfg.smem, stream>>>(
+            m, pa, pb.n1, pbp, pb.n2, kw, wmiss_a, wmiss_b, w ? static_cast<const uint32_t *>(both->get()) : nullptr,
+            pb.n2, uint32_t(pb.weight_sum), static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles,
+            same);
+        check(cudaGetLastError(), "genotype kernel launch");
     });
-    check(cudaGetLastError(), "genotype kernel launch");
     st.finish();
 }
 

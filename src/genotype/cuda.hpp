@@ -9,16 +9,16 @@
 
 namespace apairs::genotype {
 
-// Block 32 x kCudaRowsPerBlock threads, each owning kCudaSubtiles rows of A against one
-// row of B: tiles of (kCudaRowsPerBlock * kCudaSubtiles) x 32 pairs; slices of
-// kCudaSliceWords 32-bit words of the three planes staged in shared memory.
-constexpr int kCudaRowsPerBlock = 8, kCudaSubtiles = 4, kCudaSliceWords = 32;
+// Blocks of 8 warps own kCudaTileRows x kCudaTileRows pairs (warp tiles of 64 x 32),
+// staging 256 variants of each bit plane a stage, kCudaStages stages in flight.
+constexpr int kCudaTileRows = 128, kCudaStages = 3;
 
 struct CudaConfig {
     int device = 0;
     std::string device_name;
-    int sm_count = 0, regs_per_thread = 0;
-    int64_t grid = 0;
+    int sm_count = 0, regs_per_thread = 0, blocks_per_sm = 0;
+    int planes = 0;   // bit planes a row, as the metric's counts need them
+    size_t smem = 0;  // dynamic shared memory of the GEMM kernel
 };
 
 CudaConfig plan_cuda(const Problem &pb, int device);

@@ -1,7 +1,9 @@
 // Genotype plans on CUDA with device-resident arrays (tagged [cuda]; run by suite gpu):
 // packed rows in device memory, D in device memory (execute returns after queuing), the
 // same bits as the host backend for every metric, weighted and flat, with missing calls;
-// and A != B, with a pitch larger than the row.
+// A != B, with a pitch larger than the row, in one tile and in several (edges cut), and
+// A = B (one device array: the engine computes the tiles on and above the diagonal and
+// writes both triangles).
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -27,7 +29,8 @@ void api_ok(apairs_status_t s) {
 // D of one plan on `backend`; A, B and D device memory on CUDA.
 template <class O>
 std::vector<O> run(int32_t backend, int32_t metric, int32_t missing, const std::vector<uint8_t> &A, int64_t n1,
-                   const std::vector<uint8_t> &B, int64_t n2, int64_t d, int64_t ld, const std::vector<uint32_t> &w) {
+                   const std::vector<uint8_t> &B, int64_t n2, int64_t d, int64_t ld, const std::vector<uint32_t> &w,
+                   bool same = false) {
     apairs_context_t ctx = nullptr;
     api_ok(apairs_context_create(&ctx, backend, 0));
     apairs_plan_t plan = nullptr;
@@ -39,15 +42,17 @@ std::vector<O> run(int32_t backend, int32_t metric, int32_t missing, const std::
     } else {
         void *dA = nullptr, *dB = nullptr, *dD = nullptr;
         cuda_ok(cudaMalloc(&dA, A.size()));
-        cuda_ok(cudaMalloc(&dB, B.size()));
+        if (!same) cuda_ok(cudaMalloc(&dB, B.size()));
         cuda_ok(cudaMalloc(&dD, D.size() * sizeof(O)));
         cuda_ok(cudaMemcpy(dA, A.data(), A.size(), cudaMemcpyHostToDevice));
-        cuda_ok(cudaMemcpy(dB, B.data(), B.size(), cudaMemcpyHostToDevice));
+        if (same) dB = dA;
+        else cuda_ok(cudaMemcpy(dB, B.data(), B.size(), cudaMemcpyHostToDevice));
         cuda_ok(cudaMemset(dD, 0xff, D.size() * sizeof(O)));
         api_ok(apairs_plan_execute_genotype(plan, dA, dB, dD));
         cuda_ok(cudaDeviceSynchronize());
         cuda_ok(cudaMemcpy(D.data(), dD, D.size() * sizeof(O), cudaMemcpyDeviceToHost));
-        cudaFree(dA), cudaFree(dB), cudaFree(dD);
+        cudaFree(dA), cudaFree(dD);
+        if (!same) cudaFree(dB);
     }
     apairs_plan_destroy(plan);
     apairs_context_destroy(ctx);
@@ -58,8 +63,15 @@ std::vector<O> run(int32_t backend, int32_t metric, int32_t missing, const std::
 
 TEST_CASE("genotype on CUDA: device-resident arrays give the host backend's bits", "[cuda][genotype]") {
     std::mt19937_64 rng(std::random_device{}());
-    for (int64_t d : {5, 1000, 4133}) {
-        const int64_t n1 = 45, n2 = 70, ld = (d + 3) / 4 + 5;
+    struct Shape {
+        int64_t n1, n2, d;
+        bool same;
+    };
+    // One tile; several tiles with cut edges; A = B over 4 x 4 tiles (10 computed).
+    for (const Shape sh : {Shape{45, 70, 5, false}, Shape{45, 70, 1000, false}, Shape{45, 70, 4133, false},
+                           Shape{300, 131, 517, false}, Shape{390, 390, 1031, true}}) {
+        const int64_t n1 = sh.n1, n2 = sh.n2, d = sh.d, ld = (d + 3) / 4 + 5;
+        const bool same = sh.same;
         auto cohort = [&](int64_t n) {
             std::vector<uint8_t> g(size_t(n * d));
             for (auto &x : g) x = rng() % 20 == 0 ? 9 : uint8_t(rng() % 3);
@@ -70,18 +82,19 @@ TEST_CASE("genotype on CUDA: device-resident arrays give the host backend's bits
             apairs_context_destroy(ctx);
             return packed;
         };
-        const std::vector<uint8_t> A = cohort(n1), B = cohort(n2);
+        const std::vector<uint8_t> A = cohort(n1), B = same ? A : cohort(n2);
         std::vector<uint32_t> w(static_cast<size_t>(d));
         api_ok(apairs_genotype_missing_weights(A.data(), n1, d, ld, nullptr, w.data()));
         for (int32_t m = APAIRS_GENOTYPE_HAMMING; m <= APAIRS_GENOTYPE_NONMISSING; ++m) {
-            CAPTURE(d, m);
-            CHECK(run<int32_t>(APAIRS_BACKEND_CUDA, m, 0, A, n1, B, n2, d, ld, w) ==
+            CAPTURE(n1, n2, d, same, m);
+            CHECK(run<int32_t>(APAIRS_BACKEND_CUDA, m, 0, A, n1, B, n2, d, ld, w, same) ==
                   run<int32_t>(APAIRS_BACKEND_HOST, m, 0, A, n1, B, n2, d, ld, w));
         }
         for (int32_t m = APAIRS_GENOTYPE_DISTANCE; m <= APAIRS_GENOTYPE_ONE_MINUS_IBS; ++m)
             for (int32_t missing : {APAIRS_GENOTYPE_MISSING_WEIGHTED, APAIRS_GENOTYPE_MISSING_FLAT}) {
-                CAPTURE(d, m, missing);
-                const std::vector<double> cu = run<double>(APAIRS_BACKEND_CUDA, m, missing, A, n1, B, n2, d, ld, w);
+                CAPTURE(n1, n2, d, same, m, missing);
+                const std::vector<double> cu =
+                    run<double>(APAIRS_BACKEND_CUDA, m, missing, A, n1, B, n2, d, ld, w, same);
                 const std::vector<double> host = run<double>(APAIRS_BACKEND_HOST, m, missing, A, n1, B, n2, d, ld, w);
                 CHECK(std::memcmp(cu.data(), host.data(), cu.size() * sizeof(double)) == 0);
             }
