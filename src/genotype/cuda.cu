@@ -29,6 +29,7 @@ namespace {
 
 constexpr int BM = kCudaTileRows, BN = kCudaTileRows, THREADS = 256, STAGES = kCudaStages;
 constexpr int KW = 8;  // 32-bit words of a plane a stage: 256 variants, one k-step of the MMA
+constexpr int kBothSmem = BM * BN * 4;  // missing_both's counters
 
 // The bit planes a metric may use, each over the variants of a row (0 past d and where
 // the call is missing, except MISS):
@@ -105,10 +106,12 @@ __device__ __forceinline__ void code_bits(const uint8_t *p, int64_t bytes, int64
 
 // One thread per (row, plane word): planes[(row * np + p) * kw + w] for the np planes
 // named in `sel` (4 bits each), and, with weights, the row's missing weight (uint32,
-// wrapping: exact mod 2^32, atomics: zeroed by the caller).
+// wrapping: exact mod 2^32) and a flag per tile of rows holding a missing call (both
+// zeroed by the caller).
 __global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t kw,
                           int np, uint32_t sel, uint32_t *__restrict__ planes, const uint32_t *__restrict__ weights,
-                          uint32_t *__restrict__ wmiss) {
+                          uint32_t *__restrict__ wmiss,
+                          uint32_t *__restrict__ tile_missing) {
     const int64_t bytes = (d + 3) / 4;
     for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * kw;
          t += int64_t(gridDim.x) * blockDim.x) {
@@ -128,15 +131,17 @@ __global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int
             }
             planes[(row * np + p) * kw + w] = v & valid;
         }
-        if (weights) {
+        if (weights && (valid & ~called)) {
             uint32_t sum = 0;
             for (uint32_t miss = valid & ~called; miss; miss &= miss - 1) sum += weights[32 * w + __ffs(miss) - 1];
-            if (sum) atomicAdd(&wmiss[row], sum);
+            atomicAdd(&wmiss[row], sum);
+            tile_missing[row / BM] = 1u;
         }
     }
 }
 
-// Missing-row masks: masks[v * ld + r] bit b = row 32 r + b misses variant v.
+// Missing-row masks: masks[v * ld + r] bit b = row 32 r + b misses variant v (ld a
+// multiple of 4: a tile of 128 rows is one aligned uint4).
 __global__ void missing_masks(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t ld,
                               uint32_t *__restrict__ masks) {
     for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < ld * d;
@@ -167,40 +172,46 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_j, bool same, i
     ti = r, tj = r + (t - start(r));
 }
 
-// both[i * ldb + j] = the weight of the variants missing in rows i of A and j of B, for
-// the 128 x 128 tiles of the grid, accumulated in shared memory from the masks.
+// The weight of the variants missing in rows i of A and j of B, for the 128 x 128 tiles
+// of the grid whose rows on both sides hold a missing call (the others are left alone:
+// the GEMM's epilogue takes 0 there), written as a uint32 into the first half of D's
+// double at (i, j), which the GEMM's epilogue reads before it writes the value there:
+// no n1 x n2 buffer of its own. Work in proportion to the (pair, variant) events,
+// d n1 n2 p^2 for a missing rate p: each thread takes a variant at a time and, from the
+// masks of the tile's missing rows on both sides, adds its weight to the counter of
+// every pair that misses it (shared-memory atomics).
 __global__ void __launch_bounds__(THREADS)
-missing_both(const uint32_t *__restrict__ ma, int64_t lda, int64_t n1, const uint32_t *__restrict__ mb, int64_t ldb_m,
-             int64_t n2, int64_t d, const uint32_t *__restrict__ weights, uint32_t *__restrict__ both, int64_t ldb,
-             int64_t tiles_j, int64_t ntiles, bool same) {
+missing_both(const uint32_t *__restrict__ ma, int64_t ld_a, int64_t n1, const uint32_t *__restrict__ mb, int64_t ld_b,
+             int64_t n2, int64_t d, const uint32_t *__restrict__ weights, const uint32_t *__restrict__ tile_missing_a,
+             const uint32_t *__restrict__ tile_missing_b, double *__restrict__ D, int64_t ldd, int64_t tiles_j,
+             int64_t ntiles, bool same) {
+    static_assert(BM == 128 && BN == 128, "one uint4 of masks a tile of rows");
     extern __shared__ uint32_t acc[];  // BM x BN
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         int64_t ti, tj;
         tile_of(t, tiles_j, same, ti, tj);
+        if (!tile_missing_a[ti] || !tile_missing_b[tj]) continue;  // uniform in the block
         for (int e = threadIdx.x; e < BM * BN; e += THREADS) acc[e] = 0;
         __syncthreads();
-        const int64_t ra = ti * (BM / 32), rb = tj * (BN / 32);
         for (int64_t v = threadIdx.x; v < d; v += THREADS) {
-            uint32_t a[BM / 32], b[BN / 32], anya = 0, anyb = 0;
+            const uint4 va = *reinterpret_cast<const uint4 *>(ma + v * ld_a + 4 * ti);
+            const uint4 vb = *reinterpret_cast<const uint4 *>(mb + v * ld_b + 4 * tj);
+            const uint32_t a[4] = {va.x, va.y, va.z, va.w}, b[4] = {vb.x, vb.y, vb.z, vb.w};
+            if (!((a[0] | a[1] | a[2] | a[3]) && (b[0] | b[1] | b[2] | b[3]))) continue;
+            const uint32_t w = __ldg(weights + v);
 #pragma unroll
-            for (int q = 0; q < BM / 32; ++q) anya |= a[q] = ra + q < lda ? ma[v * lda + ra + q] : 0u;
-#pragma unroll
-            for (int q = 0; q < BN / 32; ++q) anyb |= b[q] = rb + q < ldb_m ? mb[v * ldb_m + rb + q] : 0u;
-            if (!anya || !anyb) continue;
-            const uint32_t w = weights[v];
-#pragma unroll
-            for (int qa = 0; qa < BM / 32; ++qa)
+            for (int qa = 0; qa < 4; ++qa)
                 for (uint32_t x = a[qa]; x; x &= x - 1) {
                     uint32_t *row = acc + (32 * qa + __ffs(x) - 1) * BN;
 #pragma unroll
-                    for (int qb = 0; qb < BN / 32; ++qb)
+                    for (int qb = 0; qb < 4; ++qb)
                         for (uint32_t y = b[qb]; y; y &= y - 1) atomicAdd(row + 32 * qb + __ffs(y) - 1, w);
                 }
         }
         __syncthreads();
         for (int e = threadIdx.x; e < BM * BN; e += THREADS) {
             const int64_t i = ti * BM + e / BN, j = tj * BN + e % BN;
-            if (i < n1 && j < n2) both[i * ldb + j] = acc[e];
+            if (i < n1 && j < n2) *reinterpret_cast<uint32_t *>(D + i * ldd + j) = acc[e];
         }
         __syncthreads();
     }
@@ -243,8 +254,8 @@ template <class M>
 __global__ void __launch_bounds__(THREADS, kFlat<M> ? 1 : 2)
 genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint32_t *__restrict__ pb, int64_t n2,
              int64_t kw, const uint32_t *__restrict__ wmiss_a, const uint32_t *__restrict__ wmiss_b,
-             const uint32_t *__restrict__ both, int64_t ld_both, uint32_t W, typename M::out_t *__restrict__ D,
-             int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same) {
+             const uint32_t *__restrict__ tile_missing_a, const uint32_t *__restrict__ tile_missing_b, uint32_t W,
+             typename M::out_t *__restrict__ D, int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same) {
     constexpr Terms T = TermsOf<M>::t;
     constexpr int NP = planes_of<M>();
     constexpr int NC = kFlat<M> ? 2 : 1;
@@ -325,7 +336,12 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
         __syncthreads();  // the buffers are refilled by the next tile
 
         // Epilogue: fragment (mt, n8) element e is row 16 mt + lane / 4 + 8 (e / 2),
-        // column 8 n8 + 2 (lane % 4) + e % 2 of the warp tile.
+        // column 8 n8 + 2 (lane % 4) + e % 2 of the warp tile. Weighted: the weight
+        // missing in both rows, which missing_both left in D's own slot where any was
+        // (0 elsewhere). A = B: off the diagonal each value goes to both triangles; a
+        // diagonal tile computes both itself (its slots are read, then written, by one
+        // thread each).
+        const bool read_both = wmiss_a && tile_missing_a[ti] && tile_missing_b[tj], mirror = same && ti != tj;
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
@@ -336,10 +352,11 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
                     const int64_t j = j0 + 32 * wn + 8 * n8 + 2 * (lane & 3) + (e & 1);
                     if (i >= n1 || j >= n2) continue;
                     uint32_t cnt[2] = {uint32_t(acc[0][mt][n8][e]), NC > 1 ? uint32_t(acc[NC - 1][mt][n8][e]) : 0u};
-                    const uint32_t den = both ? W - wmiss_a[i] - wmiss_b[j] + both[i * ld_both + j] : 0u;
+                    const uint32_t both = read_both ? *reinterpret_cast<const uint32_t *>(D + i * ldd + j) : 0u;
+                    const uint32_t den = wmiss_a ? W - wmiss_a[i] - wmiss_b[j] + both : 0u;
                     const typename M::out_t v = m.finish(cnt, den);
                     D[i * ldd + j] = v;
-                    if (same) D[j * ldd + i] = v;
+                    if (mirror) D[j * ldd + i] = v;
                 }
     }
 }
@@ -447,7 +464,7 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
               "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
         cfg.blocks_per_sm = std::max(blocks, 1);
     });
-    check(cudaFuncSetAttribute(missing_both, cudaFuncAttributeMaxDynamicSharedMemorySize, BM * BN * 4),
+    check(cudaFuncSetAttribute(missing_both, cudaFuncAttributeMaxDynamicSharedMemorySize, kBothSmem),
           "cudaFuncSetAttribute");
     return cfg;
 }
@@ -473,32 +490,36 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     if (!same) planes_b = std::make_unique<StreamBuffer>(size_t(pb.n2 * np * kw) * 4, stream);
     // Weighted: the rows' missing weights (zeroed: atomics add to them), the missing-row
     // masks and the weight missing in both of each pair.
-    std::unique_ptr<StreamBuffer> weights, wmiss, masks_a, masks_b, both;
-    const int64_t ld_ma = (pb.n1 + 127) / 128 * 4, ld_mb = (pb.n2 + 127) / 128 * 4;
+    std::unique_ptr<StreamBuffer> weights, meta, masks_a, masks_b;
+    const int64_t tiles_a = (pb.n1 + BM - 1) / BM, tiles_b = (pb.n2 + BN - 1) / BN;
+    const int64_t ld_ma = tiles_a * 4, ld_mb = tiles_b * 4;
     const int grid_fill = cfg.sm_count * 16;
     if (w) {
         weights = std::make_unique<StreamBuffer>(size_t(pb.d) * 4, stream);
         check(cudaMemcpyAsync(weights->get(), pb.weights.data(), size_t(pb.d) * 4, cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync(weights)");
-        wmiss = std::make_unique<StreamBuffer>(size_t(pb.n1 + pb.n2) * 4, stream);
-        check(cudaMemsetAsync(wmiss->get(), 0, size_t(pb.n1 + pb.n2) * 4, stream), "cudaMemsetAsync");
+        // Per row its missing weight, per tile of rows its flag: zeroed, the conversion adds.
+        const size_t meta_bytes = size_t(pb.n1 + pb.n2 + tiles_a + tiles_b) * 4;
+        meta = std::make_unique<StreamBuffer>(meta_bytes, stream);
+        check(cudaMemsetAsync(meta->get(), 0, meta_bytes, stream), "cudaMemsetAsync");
         masks_a = std::make_unique<StreamBuffer>(size_t(ld_ma * pb.d) * 4, stream);
         if (!same) masks_b = std::make_unique<StreamBuffer>(size_t(ld_mb * pb.d) * 4, stream);
-        both = std::make_unique<StreamBuffer>(size_t(pb.n1 * pb.n2) * 4, stream);
     }
     const uint32_t *wts = w ? static_cast<const uint32_t *>(weights->get()) : nullptr;
-    uint32_t *wmiss_a = w ? static_cast<uint32_t *>(wmiss->get()) : nullptr;
+    uint32_t *wmiss_a = w ? static_cast<uint32_t *>(meta->get()) : nullptr;
     uint32_t *wmiss_b = w ? (same ? wmiss_a : wmiss_a + pb.n1) : nullptr;
+    uint32_t *tm_a = w ? wmiss_a + pb.n1 + pb.n2 : nullptr, *tm_b = w ? (same ? tm_a : tm_a + tiles_a) : nullptr;
 
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
-        auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *wm) {
+        auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *wm, uint32_t *tm) {
             to_planes<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw, np,
-                                                     plane_selection<M>(), static_cast<uint32_t *>(planes), wts, wm);
+                                                     plane_selection<M>(), static_cast<uint32_t *>(planes), wts, wm,
+                                                     tm);
             check(cudaGetLastError(), "genotype to_planes launch");
         };
-        convert(a, pb.n1, planes_a.get(), wmiss_a);
-        if (!same) convert(b, pb.n2, planes_b->get(), wmiss_b);
+        convert(a, pb.n1, planes_a.get(), wmiss_a, tm_a);
+        if (!same) convert(b, pb.n2, planes_b->get(), wmiss_b, tm_b);
         const int64_t tiles_j = (pb.n2 + BN - 1) / BN, ntiles = tiles(pb, same);
         if (w) {
             auto mask = [&](const Staging::View &v, int64_t n, int64_t ld, void *out) {
@@ -511,17 +532,16 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
             const uint32_t *ma = static_cast<const uint32_t *>(masks_a->get());
             const uint32_t *mb = same ? ma : static_cast<const uint32_t *>(masks_b->get());
             const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * 3 * 8));
-            missing_both<<<grid, THREADS, BM * BN * 4, stream>>>(ma, ld_ma, pb.n1, mb, same ? ld_ma : ld_mb, pb.n2,
-                                                                 pb.d, wts, static_cast<uint32_t *>(both->get()),
-                                                                 pb.n2, tiles_j, ntiles, same);
+            missing_both<<<grid, THREADS, kBothSmem, stream>>>(ma, ld_ma, pb.n1, mb, same ? ld_ma : ld_mb, pb.n2,
+                                                                pb.d, wts, tm_a, tm_b, static_cast<double *>(dd.ptr),
+                                                                dd.pitch / out, tiles_j, ntiles, same);
             check(cudaGetLastError(), "genotype missing_both launch");
         }
         const uint32_t *pa = static_cast<const uint32_t *>(planes_a.get());
         const uint32_t *pbp = same ? pa : static_cast<const uint32_t *>(planes_b->get());
         const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * cfg.blocks_per_sm * 8));
         genotype_mma<M><<<grid, THREADS, cfg.smem, stream>>>(
-            m, pa, pb.n1, pbp, pb.n2, kw, wmiss_a, wmiss_b, w ? static_cast<const uint32_t *>(both->get()) : nullptr,
-            pb.n2, uint32_t(pb.weight_sum), static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles,
+            m, pa, pb.n1, pbp, pb.n2, kw, wmiss_a, wmiss_b, tm_a, tm_b, uint32_t(pb.weight_sum), static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles,
             same);
         check(cudaGetLastError(), "genotype kernel launch");
     });
