@@ -122,9 +122,19 @@ CUDA events (the plane conversion kernel included), median of 5 after 2 warm-ups
   apairs genotype ibs 5% missing      5 % missing calls, PLINK's weighted scaling
   apairs genotype ibs flat 5% missing the same, flat-missing
 rate = n * n * d / time in T pair-genotypes/s; the '#' line checks 16 entries exactly
-against a count from the bytes. Compare with PLINK 1.9 on the same shape:
+against a count from the packed bytes. Compare with PLINK 1.9 on the same shape:
   plink --dummy 2000 100000 --make-bed --out big
   plink --bfile big --distance square --threads 2     (and apairs --bfile ... the same)
+With --cohort, also (last; never by default: 6 GB of host memory, seconds of GPU time)
+  apairs genotype cohort distance     CUDA: 20000 x 20000, d = 500000 (a real cohort),
+                                      DISTANCE, 5 % missing calls, weighted scaling
+from HOST memory: the 2.5 GB of packed rows (A = B) and the 3.2 GB D, so the time is
+the whole call, staging in and out included: one call (no warm-up; --reps N for more)
+under a wall clock. The packed rows are generated directly (their time is on the '#'
+line). On the host backend the same case has PLINK's shape, 2000 x 2000, d = 500000
+(1000 x 1000, d = 100000 with --quick). PLINK 1.9 on 2000 x 500000 scaled by pairs:
+  plink --dummy 2000 500000 0.05 --make-bed --out c5
+  plink --bfile c5 --distance square --threads 2       (its time x 100 / this time)
 
 Options:
   --suite S        pairwise (default) | batched | stats | genotype | all
@@ -141,6 +151,8 @@ Options:
                    --only 'gemm AoS float64' --only 'potrf AoS float64'
   --only S         run only the cases whose name or shape contains S (e.g. 'float64',
                    'hamming', 'd=128'); may be given several times (any match)
+  --cohort         add the genotype suite's cohort case (implies --suite genotype
+                   unless --suite is given; --cohort --only cohort runs it alone)
   --reps N         repeats per case instead of the defaults
   --occupancy X    set APAIRS_OPTION_OCCUPANCY_TARGET on the context (CUDA)
   --threads N      set APAIRS_OPTION_HOST_THREADS on the context (host)
@@ -1327,61 +1339,124 @@ struct GenoCase {
     int32_t metric, missing;
     int64_t n, d;
     double miss;
+    bool cohort = false;  // host-memory A, B and D, one call timed by the wall clock
     std::string shape() const { return fmt::format("{}x{} d={}", n, n, d); }
 };
 
-std::vector<GenoCase> make_geno_cases(bool quick, bool host) {
+std::vector<GenoCase> make_geno_cases(bool quick, bool host, bool cohort) {
     // Host: PLINK's comparison shape; CUDA: the 8192 x 8192, d = 4096.
     const int64_t n = host ? (quick ? 1000 : 2000) : (quick ? 4096 : 8192),
                   d = host ? (quick ? 20000 : 100000) : 4096;
-    return {{"apairs genotype distance", APAIRS_GENOTYPE_DISTANCE, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.0},
-            {"apairs genotype ibs 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.05},
-            {"apairs genotype ibs flat 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_FLAT, n, d, 0.05}};
+    std::vector<GenoCase> cs = {
+        {"apairs genotype distance", APAIRS_GENOTYPE_DISTANCE, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.0},
+        {"apairs genotype ibs 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, d, 0.05},
+        {"apairs genotype ibs flat 5% missing", APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_FLAT, n, d, 0.05}};
+    // The cohort (--cohort): CUDA 20000 samples x 500000 variants; host PLINK's shape of
+    // the comparison, 2000 x 500000 (--quick: 1000 x 100000).
+    if (cohort)
+        cs.push_back({"apairs genotype cohort distance", APAIRS_GENOTYPE_DISTANCE, APAIRS_GENOTYPE_MISSING_WEIGHTED,
+                      host ? (quick ? 1000 : 2000) : 20000, host && quick ? 100000 : 500000, 0.05, true});
+    return cs;
+}
+
+// Sample i's call at variant k: 0/1/2 from variant k's allele frequency f (the upper 32
+// bits of draw(kSeedB, k)), missing (255) with probability `miss`.
+inline uint8_t geno_call(int64_t i, int64_t k, int64_t d, uint32_t f, double miss) {
+    const uint64_t h = draw(kSeedA, uint64_t(i * d + k));
+    if (double(h >> 40) * 0x1p-24 < miss) return 255;
+    return uint8_t(((h & 0xffffffffu) < f) + (((h >> 8) & 0xffffffffu) < f));
+}
+
+// The packed rows (README "Genotype plans": g = 0 -> 00, missing -> 01, g = 1 -> 10,
+// g = 2 -> 11, four calls a byte, low bits first, the last byte's unused bits 0), written
+// directly: the cohort's 0/1/2 bytes would be 10 GB. Rows in parallel.
+void fill_packed(const GenoCase &c, uint8_t *packed, int64_t ld) {
+    std::vector<uint32_t> f(std::size_t(c.d));
+    for (int64_t k = 0; k < c.d; ++k) f[std::size_t(k)] = uint32_t(draw(kSeedB, uint64_t(k)) >> 32);
+    const int64_t d = c.d;
+    const double miss = c.miss;
+    const uint32_t *fk = f.data();
+    parallel_for(c.n, [=](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+            uint8_t *row = packed + std::size_t(i * ld);
+            for (int64_t b = 0; b < ld; ++b) {
+                unsigned byte = 0;
+                for (int64_t k = 4 * b, t = 0; t < 4 && k < d; ++k, ++t) {
+                    const unsigned g = geno_call(i, k, d, fk[k], miss);
+                    byte |= (g == 255 ? 1u : g == 0 ? 0u : g + 1) << (2 * t);
+                }
+                row[b] = uint8_t(byte);
+            }
+        }
+    });
 }
 
 Row run_geno_case(const GenoCase &c, apairs_context_t ctx, const Settings &st) {
     Row row{c.name, c.shape(), 0, 0, "", "", "genotype", "T pair-genotypes/s"};
-    const int reps = st.reps > 0 ? st.reps : st.cuda ? 5 : st.quick ? 1 : 3, warm = st.cuda ? 2 : st.quick ? 0 : 1;
-    // 0/1/2 from a per-variant frequency, 255 = missing.
-    std::vector<uint8_t> g(std::size_t(c.n * c.d));
-    for (int64_t i = 0; i < c.n; ++i)
-        for (int64_t k = 0; k < c.d; ++k) {
-            const uint64_t h = draw(kSeedA, uint64_t(i * c.d + k)), f = draw(kSeedB, uint64_t(k)) >> 32;
-            const bool missing = double(h >> 40) * 0x1p-24 < c.miss;
-            g[std::size_t(i * c.d + k)] =
-                missing ? 255 : uint8_t(((h & 0xffffffffu) < f) + (((h >> 8) & 0xffffffffu) < f));
-        }
+    int reps = st.cuda ? 5 : st.quick ? 1 : 3, warm = st.cuda ? 2 : st.quick ? 0 : 1;
+    if (c.cohort) reps = 1, warm = 0;  // one call of seconds; a warm-up would cost as much
+    if (st.reps > 0) reps = st.reps;
     const int64_t ld = (c.d + 3) / 4;
-    std::vector<uint8_t> packed(std::size_t(c.n * ld));
-    API(apairs_genotype_pack, ctx, g.data(), c.n, c.d, c.d, 255, packed.data(), ld);
+    const std::size_t packed_bytes = std::size_t(c.n * ld), d_bytes = std::size_t(c.n * c.n) * sizeof(double);
+    std::unique_ptr<HostBuf> packed_buf, D_buf;
+    try {
+        packed_buf = std::make_unique<HostBuf>(packed_bytes);
+        D_buf = std::make_unique<HostBuf>(d_bytes);
+    } catch (const std::bad_alloc &) {
+        throw Skip(fmt::format("cannot allocate {:.1f} MiB of host memory",
+                               double(packed_bytes + d_bytes) / 1048576.0));
+    }
+    uint8_t *packed = static_cast<uint8_t *>(packed_buf->get());
+    double *D = static_cast<double *>(D_buf->get());
+    const auto tg = std::chrono::steady_clock::now();
+    fill_packed(c, packed, ld);
+    const double gen_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count();
     std::vector<uint32_t> w(std::size_t(c.d));
-    API(apairs_genotype_missing_weights, packed.data(), c.n, c.d, ld, nullptr, w.data());
+    API(apairs_genotype_missing_weights, packed, c.n, c.d, ld, nullptr, w.data());
+    const double weights_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tg).count() - gen_s;
     PlanHolder plan;
     API(apairs_plan_create_genotype, &plan.p, ctx, c.metric, c.missing, c.n, c.n, c.d, ld, ld, c.n, w.data());
     row.plan = describe(plan.p);
-    std::vector<double> D(std::size_t(c.n * c.n), std::nan(""));
+    // NaN bytes: an entry that is not written fails the spot check.
+    parallel_for(c.n, [&](int64_t lo, int64_t hi) {
+        std::memset(D + lo * c.n, 0xff, std::size_t((hi - lo) * c.n) * sizeof(double));
+    });
     std::vector<double> ts;
-    if (!st.cuda) {
-        ts = time_calls(
-            false, warm, reps,
-            [&] { API(apairs_plan_execute_genotype, plan.p, packed.data(), packed.data(), D.data()); }, [] {});
+    if (!st.cuda || c.cohort) {
+        // Host memory: the host engine, or on CUDA the library's staging of A (= B) in and
+        // D out, the whole call under a steady clock (synchronised, in case it returns early).
+        ts = time_calls(false, warm, reps, [&] {
+            API(apairs_plan_execute_genotype, plan.p, packed, packed, D);
+#if APAIRS_BENCH_CUDA
+            if (st.cuda) CU(cudaDeviceSynchronize());
+#endif
+        }, [] {});
+        if (c.cohort)
+            row.plan = fmt::format("host A = B and D, {} call{} under the wall clock; packed rows generated in "
+                                   "{:.2f} s, weights in {:.2f} s; {}",
+                                   reps, reps == 1 ? "" : "s", gen_s, weights_s, row.plan);
     } else {
 #if APAIRS_BENCH_CUDA
         // Device-resident packed rows and D: execute queues its kernels (the plane
         // conversion included) and returns; CUDA events around each call.
-        DevBuf dG(packed.size()), dD(D.size() * sizeof(double));
-        CU(cudaMemcpy(dG.p, packed.data(), packed.size(), cudaMemcpyHostToDevice));
+        DevBuf dG(packed_bytes), dD(d_bytes);
+        CU(cudaMemcpy(dG.p, packed, packed_bytes, cudaMemcpyHostToDevice));
         CU(cudaMemset(dD.p, 0xff, dD.bytes));
         ts = time_calls(true, warm, reps, [&] { API(apairs_plan_execute_genotype, plan.p, dG.p, dG.p, dD.p); },
                         [] {});
-        CU(cudaMemcpy(D.data(), dD.p, dD.bytes, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(D, dD.p, dD.bytes, cudaMemcpyDeviceToHost));
 #else
         die("this apairs_bench was built without CUDA");
 #endif
     }
     row.ms = median(ts);
     row.rate = double(c.n) * double(c.n) * double(c.d) / row.ms / 1e9;
-    // Spot check: the allele count and the weights missing in either, from the bytes.
+    // Spot check: the allele count and the weights missing in either, from the calls
+    // decoded from the packed bytes.
+    auto call = [&](int64_t i, int64_t k) {
+        static constexpr uint8_t kCall[4] = {0, 255, 1, 2};
+        return kCall[(packed[std::size_t(i * ld + k / 4)] >> (2 * (k % 4))) & 3];
+    };
     uint64_t W = 0;
     for (uint32_t x : w) W += x;
     int bad = 0;
@@ -1390,7 +1465,7 @@ Row run_geno_case(const GenoCase &c, apairs_context_t ctx, const Settings &st) {
         uint64_t alct = 0, nm = 0;
         uint32_t wmiss = 0;
         for (int64_t k = 0; k < c.d; ++k) {
-            const uint8_t a = g[std::size_t(i * c.d + k)], b = g[std::size_t(j * c.d + k)];
+            const uint8_t a = call(i, k), b = call(j, k);
             if (a == 255 || b == 255) {
                 wmiss += w[std::size_t(k)];
                 continue;
@@ -1414,7 +1489,7 @@ int main(int argc, char **argv) {
     std::string backend, json, suite = "pairwise";
     std::vector<std::string> only;
     double copy_gbs = 0;
-    bool quick = false, list = false;
+    bool quick = false, list = false, cohort = false, suite_given = false;
     int64_t host_batch = 10000;
     Settings st;
     bool have_occ = false, have_threads = false;
@@ -1442,6 +1517,7 @@ int main(int argc, char **argv) {
             return 0;
         } else if (a == "--suite") {
             suite = need("--suite");
+            suite_given = true;
             if (suite != "pairwise" && suite != "batched" && suite != "stats" && suite != "genotype" &&
                 suite != "all") {
                 fmt::print(stderr, "apairs_bench: --suite: '{}' (expected pairwise, batched, stats, genotype or all)\n",
@@ -1465,6 +1541,8 @@ int main(int argc, char **argv) {
         } else if (a == "--quick") {
             quick = true;
             st.quick = true;
+        } else if (a == "--cohort") {
+            cohort = true;
         } else if (a == "--only") {
             only.push_back(need("--only"));
         } else if (a == "--host-batch") {
@@ -1501,6 +1579,9 @@ int main(int argc, char **argv) {
     if (st.cuda) die("this apairs_bench was built without CUDA (meson found no CUDA); use --backend host");
 #endif
 
+    if (cohort && !suite_given) suite = "genotype";
+    if (cohort && suite != "genotype" && suite != "all")
+        die(fmt::format("--cohort adds a case to the genotype suite, not to --suite {}", suite));
     const bool run_pairwise = suite == "pairwise" || suite == "all", run_batched = suite == "batched" || suite == "all",
                run_stats = suite == "stats" || suite == "all", run_genotype = suite == "genotype" || suite == "all";
     auto keep = [&](const std::string &name, const std::string &shape) {
@@ -1523,7 +1604,7 @@ int main(int argc, char **argv) {
             if (keep(c.name, c.shape())) stats_cases.push_back(c);
     std::vector<GenoCase> geno_cases;
     if (run_genotype)
-        for (const GenoCase &c : make_geno_cases(quick, !st.cuda))
+        for (const GenoCase &c : make_geno_cases(quick, !st.cuda, cohort))
             if (keep(c.name, c.shape())) geno_cases.push_back(c);
     if (list) {
         for (const Case &c : cases) fmt::print("{:36s} {:28s}\n", c.name, c.shape());
@@ -1573,12 +1654,16 @@ int main(int argc, char **argv) {
         device = "host: " + host_cpu_name();
     }
     fmt::print("{} | libapairs {} | backend {}{}\n", device, apairs_version_string(), backend,
-               st.cuda ? std::string(" (device-resident inputs, CUDA events)")
+               st.cuda ? std::string(" (device-resident inputs, CUDA events") +
+                             (geno_cases.empty() || !geno_cases.back().cohort
+                                  ? ")"
+                                  : "; the cohort case: host memory, wall clock)")
                        : fmt::format(" (host memory, steady clock; {})", [&] {
                              std::vector<std::string> parts;
                              if (run_pairwise) parts.push_back("smoke-test sizes");
                              if (run_batched) parts.push_back(fmt::format("batched B={}", host_batch));
                              if (run_stats) parts.push_back("stats N=20000");
+                             if (run_genotype) parts.push_back(cohort ? "genotype, cohort" : "genotype");
                              std::string joined;
                              for (const std::string &x : parts) joined += (joined.empty() ? "" : ", ") + x;
                              return joined;
