@@ -255,7 +255,8 @@ __global__ void __launch_bounds__(THREADS, kFlat<M> ? 1 : 2)
 genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint32_t *__restrict__ pb, int64_t n2,
              int64_t kw, const uint32_t *__restrict__ wmiss_a, const uint32_t *__restrict__ wmiss_b,
              const uint32_t *__restrict__ tile_missing_a, const uint32_t *__restrict__ tile_missing_b, uint32_t W,
-             typename M::out_t *__restrict__ D, int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same) {
+             typename M::out_t *__restrict__ D, int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same,
+             bool pair_stores) {
     constexpr Terms T = TermsOf<M>::t;
     constexpr int NP = planes_of<M>();
     constexpr int NC = kFlat<M> ? 2 : 1;
@@ -342,21 +343,43 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
         // diagonal tile computes both itself (its slots are read, then written, by one
         // thread each).
         const bool read_both = wmiss_a && tile_missing_a[ti] && tile_missing_b[tj], mirror = same && ti != tj;
+        using out_t = typename M::out_t;
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
             for (int n8 = 0; n8 < 4; ++n8)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const int64_t i = i0 + 64 * wm + 16 * mt + (lane >> 2) + 8 * (e >> 1);
-                    const int64_t j = j0 + 32 * wn + 8 * n8 + 2 * (lane & 3) + (e & 1);
+                for (int h = 0; h < 2; ++h) {
+                    // Elements 2 h and 2 h + 1: one row, columns j and j + 1.
+                    const int64_t i = i0 + 64 * wm + 16 * mt + (lane >> 2) + 8 * h;
+                    const int64_t j = j0 + 32 * wn + 8 * n8 + 2 * (lane & 3);
                     if (i >= n1 || j >= n2) continue;
-                    uint32_t cnt[2] = {uint32_t(acc[0][mt][n8][e]), NC > 1 ? uint32_t(acc[NC - 1][mt][n8][e]) : 0u};
-                    const uint32_t both = read_both ? *reinterpret_cast<const uint32_t *>(D + i * ldd + j) : 0u;
-                    const uint32_t den = wmiss_a ? W - wmiss_a[i] - wmiss_b[j] + both : 0u;
-                    const typename M::out_t v = m.finish(cnt, den);
-                    D[i * ldd + j] = v;
-                    if (mirror) D[j * ldd + i] = v;
+                    out_t v[2];
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        const int e = 2 * h + c;
+                        uint32_t cnt[2] = {uint32_t(acc[0][mt][n8][e]), NC > 1 ? uint32_t(acc[NC - 1][mt][n8][e]) : 0u};
+                        const bool in = j + c < n2;
+                        const uint32_t both =
+                            read_both && in ? *reinterpret_cast<const uint32_t *>(D + i * ldd + j + c) : 0u;
+                        const uint32_t den = wmiss_a && in ? W - wmiss_a[i] - wmiss_b[j + c] + both : 0u;
+                        v[c] = m.finish(cnt, den);
+                    }
+                    out_t *p = D + i * ldd + j;
+                    if (pair_stores && j + 1 < n2) {
+                        // 8 or 16 aligned bytes: a warp's store covers whole sectors.
+                        if constexpr (sizeof(out_t) == 8)
+                            *reinterpret_cast<double2 *>(p) = make_double2(v[0], v[1]);
+                        else
+                            *reinterpret_cast<int2 *>(p) = make_int2(v[0], v[1]);
+                    } else {
+                        p[0] = v[0];
+                        if (j + 1 < n2) p[1] = v[1];
+                    }
+                    if (mirror) {
+                        D[j * ldd + i] = v[0];
+                        if (j + 1 < n2) D[(j + 1) * ldd + i] = v[1];
+                    }
                 }
     }
 }
@@ -540,9 +563,11 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         const uint32_t *pa = static_cast<const uint32_t *>(planes_a.get());
         const uint32_t *pbp = same ? pa : static_cast<const uint32_t *>(planes_b->get());
         const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * cfg.blocks_per_sm * 8));
+        // Columns j, j + 1 (j even) in one store where every such pair is aligned.
+        const bool pair_stores = reinterpret_cast<uintptr_t>(dd.ptr) % (2 * out) == 0 && dd.pitch % (2 * out) == 0;
         genotype_mma<M><<<grid, THREADS, cfg.smem, stream>>>(
-            m, pa, pb.n1, pbp, pb.n2, kw, wmiss_a, wmiss_b, tm_a, tm_b, uint32_t(pb.weight_sum), static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles,
-            same);
+            m, pa, pb.n1, pbp, pb.n2, kw, wmiss_a, wmiss_b, tm_a, tm_b, uint32_t(pb.weight_sum),
+            static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles, same, pair_stores);
         check(cudaGetLastError(), "genotype kernel launch");
     });
     st.finish();
