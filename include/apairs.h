@@ -790,7 +790,8 @@ APAIRS_API apairs_status_t apairs_genotype_missing_weights(const void *packed, i
  *  @param[in] weights  WEIGHTED: d uint32_t weights (copied into the plan) whose sum is
  *                      positive and below 2^32; otherwise ignored (pass NULL)
  *  Fails with NULL_POINTER, INVALID_VALUE, OVERFLOW, UNKNOWN_ENUM, and on CUDA with
- *  BACKEND_UNAVAILABLE or DEVICE. Both backends give the same bits. */
+ *  BACKEND_UNAVAILABLE (also on a device below sm_80: the CUDA engine runs on the binary
+ *  tensor cores) or DEVICE. Both backends give the same bits. */
 APAIRS_API apairs_status_t apairs_plan_create_genotype(apairs_plan_t *plan, apairs_context_t ctx, int32_t metric,
                                                        int32_t missing, int64_t n1, int64_t n2, int64_t d,
                                                        int64_t lda, int64_t ldb, int64_t ldd, const void *weights);
@@ -799,7 +800,10 @@ APAIRS_API apairs_status_t apairs_plan_create_genotype(apairs_plan_t *plan, apai
  *  n1 x n2 entries of D are written. Memory as apairs_plan_execute: host memory on the
  *  HOST backend; on CUDA each of A, B, D device or host memory (staged; the call returns
  *  after queuing when all three are device memory). CUDA also allocates, in stream
- *  order, 12 bytes per 32 variants per row of A and of B (their bit planes). */
+ *  order, 12 bytes per 32 variants (d rounded up to 256) per row of A and of B (their bit
+ *  planes) and, for WEIGHTED, 16 bytes per variant per 128 rows (masks of the missing
+ *  calls); WEIGHTED uses D's entries as scratch before it writes them. With B = A (the
+ *  same pointer and stride, n1 = n2) each pair is computed once. */
 APAIRS_API apairs_status_t apairs_plan_execute_genotype(apairs_plan_t plan, const void *A, const void *B, void *D);
 
 #ifdef __cplusplus

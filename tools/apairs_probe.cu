@@ -39,8 +39,10 @@ __global__ void probe_popc(unsigned seed, unsigned *out) {
     if (s == 0x12345678u) out[0] = s;
 }
 
-// 8 independent m16n8k256 b1 MMAs (AND, popc-accumulated into s32) a step.
-__global__ void probe_b1(unsigned seed, unsigned *out) {
+// 8 independent MMAs a step: m16n8k256 b1 (AND, popc-accumulated into s32) when Binary,
+// else m16n8k32 s8; the same fragments (4 + 2 registers, 4 accumulators) either way.
+template <bool Binary>
+__global__ void probe_mma(unsigned seed, unsigned *out) {
     unsigned a[4], b[2];
     int d[kChains][4];
 #pragma unroll
@@ -50,36 +52,20 @@ __global__ void probe_b1(unsigned seed, unsigned *out) {
     for (int c = 0; c < kChains; ++c) d[c][0] = d[c][1] = d[c][2] = d[c][3] = c;
     for (int it = 0; it < kIters; ++it) {
 #pragma unroll
-        for (int c = 0; c < kChains; ++c)
-            asm volatile(
-                "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                "{%0,%1,%2,%3};\n"
-                : "+r"(d[c][0]), "+r"(d[c][1]), "+r"(d[c][2]), "+r"(d[c][3])
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-    int s = 0;
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) s += d[c][0] + d[c][1] + d[c][2] + d[c][3];
-    if (s == 0x12345678) out[0] = unsigned(s);
-}
-
-// 8 independent m16n8k32 s8 MMAs a step.
-__global__ void probe_s8(unsigned seed, unsigned *out) {
-    unsigned a[4], b[2];
-    int d[kChains][4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) a[r] = seed * (threadIdx.x + 3 * r + 1);
-    b[0] = seed ^ threadIdx.x, b[1] = seed + threadIdx.x;
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) d[c][0] = d[c][1] = d[c][2] = d[c][3] = c;
-    for (int it = 0; it < kIters; ++it) {
-#pragma unroll
-        for (int c = 0; c < kChains; ++c)
-            asm volatile(
-                "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                "{%0,%1,%2,%3};\n"
-                : "+r"(d[c][0]), "+r"(d[c][1]), "+r"(d[c][2]), "+r"(d[c][3])
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        for (int c = 0; c < kChains; ++c) {
+            if constexpr (Binary)
+                asm volatile(
+                    "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                    "{%8,%9}, {%0,%1,%2,%3};\n"
+                    : "+r"(d[c][0]), "+r"(d[c][1]), "+r"(d[c][2]), "+r"(d[c][3])
+                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+            else
+                asm volatile(
+                    "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                    "{%0,%1,%2,%3};\n"
+                    : "+r"(d[c][0]), "+r"(d[c][1]), "+r"(d[c][2]), "+r"(d[c][3])
+                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        }
     }
     int s = 0;
 #pragma unroll
@@ -127,12 +113,12 @@ int main() {
     std::printf("popc 32-bit         %9.3f ms  %10.1f G popc/s        %6.2f popc / SM / clock\n", t_popc, popc * 1e-9,
                 popc / (sms * ghz * 1e9));
 
-    const double t_b1 = time_ms(probe_b1, grid, block, out);
+    const double t_b1 = time_ms(probe_mma<true>, grid, block, out);
     const double b1 = steps * (16.0 * 8 * 256) / (t_b1 * 1e-3);  // 1-bit AND-popc MACs a second
     std::printf("mma b1 and.popc     %9.3f ms  %10.1f T bit-MACs/s     %6.0f bit-MACs / SM / clock\n", t_b1,
                 b1 * 1e-12, b1 / (sms * ghz * 1e9));
 
-    const double t_s8 = time_ms(probe_s8, grid, block, out);
+    const double t_s8 = time_ms(probe_mma<false>, grid, block, out);
     const double s8 = steps * (16.0 * 8 * 32) / (t_s8 * 1e-3);
     std::printf("mma s8 (mma.sync)   %9.3f ms  %10.1f T int8 MACs/s    %6.0f MACs / SM / clock\n", t_s8,
                 s8 * 1e-12, s8 / (sms * ghz * 1e9));

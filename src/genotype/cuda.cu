@@ -31,53 +31,62 @@ constexpr int BM = kCudaTileRows, BN = kCudaTileRows, THREADS = 256, STAGES = kC
 constexpr int KW = 8;  // 32-bit words of a plane a stage: 256 variants, one k-step of the MMA
 constexpr int kBothSmem = BM * BN * 4;  // missing_both's counters
 
-// The bit planes a metric may use, each over the variants of a row (0 past d and where
-// the call is missing, except MISS):
-//   X = [g >= 1], XBAR = [g == 0], Y = [g == 2], YBAR = [g <= 1], Z1 = [g == 1],
-//   CALLED = [called]
+// Each row is staged as three bit planes over its variants, X = [g >= 1], Y = [g == 2]
+// and C = [called] (X, Y 0 where the call is missing, all 0 past d); the planes a
+// metric's counts pair are derived from them in registers, fragment by fragment:
+//   X, XBAR = C & ~X = [g == 0], Y, YBAR = C & ~Y = [g <= 1], Z1 = X & ~Y = [g == 1], C.
 enum Plane : uint8_t { X, XBAR, Y, YBAR, Z1, CALLED };
+constexpr int NP = 3;  // staged planes: X, Y, C
 
-// A metric's counts as sums of plane-pair counts: count c (0 or 1) is the sum over
-// its pairs (a, b) of popc(plane a of row i & plane b of row j), planes named by their
-// index in `planes`.
+__device__ __forceinline__ uint32_t derive(Plane p, uint32_t x, uint32_t y, uint32_t c) {
+    switch (p) {
+    case X: return x;
+    case XBAR: return c & ~x;
+    case Y: return y;
+    case YBAR: return c & ~y;
+    case Z1: return x & ~y;
+    default: return c;
+    }
+}
+
+// A metric's first count as a sum of plane-pair counts popc(plane a[q] of row i &
+// plane b[q] of row j); b names the distinct B planes (derived once a k-step), bi[q]
+// the one term q takes.
 struct Terms {
-    int np;  // planes staged
-    Plane planes[4];
-    int n[2];          // pairs of count 0 and count 1
-    uint8_t a[2][4], b[2][4];
+    int n;
+    Plane a[4];
+    int nb;
+    Plane b[4];
+    uint8_t bi[4];
 };
 
-// With x = g >= 1 and y = g == 2 (x, y 0 where missing): |g_a - g_b| over the calls
-// of both = popc(x_a & xbar_b) + popc(xbar_a & x_b) + popc(y_a & ybar_b) + popc(ybar_a & y_b),
+// With x = g >= 1 and y = g == 2: |g_a - g_b| over the calls of both =
+// popc(x_a & xbar_b) + popc(xbar_a & x_b) + popc(y_a & ybar_b) + popc(ybar_a & y_b),
 // each term counting the variants where that plane differs, one way round.
-constexpr Terms kAllele{4, {X, XBAR, Y, YBAR}, {4, 0}, {{0, 1, 2, 3}, {}}, {{1, 0, 3, 2}, {}}};
+constexpr Terms kAllele{4, {X, XBAR, Y, YBAR}, 4, {XBAR, X, YBAR, Y}, {0, 1, 2, 3}};
 template <class M> struct TermsOf;
 template <> struct TermsOf<metric::AlleleCount> { static constexpr Terms t = kAllele; };
-template <int K> struct TermsOf<metric::Plink<K, true>> { static constexpr Terms t = kAllele; };
-// Flat-missing also counts the variants called in both.
-template <int K> struct TermsOf<metric::Plink<K, false>> { static constexpr Terms t = kAllele; };
+template <int K, bool W> struct TermsOf<metric::Plink<K, W>> { static constexpr Terms t = kAllele; };
 // Differing: x differs, or x = 1 on both and y differs (1 against 2).
 template <> struct TermsOf<metric::Hamming> {
-    static constexpr Terms t{4, {X, XBAR, Z1, Y}, {4, 0}, {{0, 1, 2, 3}, {}}, {{1, 0, 3, 2}, {}}};
+    static constexpr Terms t{4, {X, XBAR, Z1, Y}, 4, {XBAR, X, Y, Z1}, {0, 1, 2, 3}};
 };
 template <> struct TermsOf<metric::Ibs0> {  // 0 against 2
-    static constexpr Terms t{2, {XBAR, Y}, {2, 0}, {{0, 1}, {}}, {{1, 0}, {}}};
+    static constexpr Terms t{2, {XBAR, Y}, 2, {Y, XBAR}, {0, 1}};
 };
 template <> struct TermsOf<metric::Ibs1> {  // 0 against 1, 1 against 2
-    static constexpr Terms t{3, {XBAR, Z1, Y}, {4, 0}, {{0, 1, 1, 2}, {}}, {{1, 0, 2, 1}, {}}};
+    static constexpr Terms t{4, {XBAR, Z1, Z1, Y}, 3, {Z1, XBAR, Y}, {0, 1, 2, 0}};
 };
 template <> struct TermsOf<metric::Ibs2> {  // equal calls
-    static constexpr Terms t{3, {XBAR, Z1, Y}, {3, 0}, {{0, 1, 2}, {}}, {{0, 1, 2}, {}}};
+    static constexpr Terms t{3, {XBAR, Z1, Y}, 3, {XBAR, Z1, Y}, {0, 1, 2}};
 };
 template <> struct TermsOf<metric::NonMissing> {
-    static constexpr Terms t{1, {CALLED}, {1, 0}, {{0}, {}}, {{0}, {}}};
+    static constexpr Terms t{1, {CALLED}, 1, {CALLED}, {0}};
 };
 
-// The flat-missing PLINK metrics take a fifth plane and a second count: CALLED x CALLED.
+// The flat-missing PLINK metrics take a second count: popc(C_a & C_b).
 template <class M> constexpr bool kFlat = false;
 template <int K> constexpr bool kFlat<metric::Plink<K, false>> = true;
-
-template <class M> constexpr int planes_of() { return TermsOf<M>::t.np + (kFlat<M> ? 1 : 0); }
 
 __device__ __forceinline__ uint32_t even_bits32(uint64_t x) {
     x &= 0x5555555555555555ULL;
@@ -104,14 +113,12 @@ __device__ __forceinline__ void code_bits(const uint8_t *p, int64_t bytes, int64
     lo = even_bits32(v), hi = even_bits32(v >> 1);
 }
 
-// One thread per (row, plane word): planes[(row * np + p) * kw + w] for the np planes
-// named in `sel` (4 bits each), and, with weights, the row's missing weight (uint32,
-// wrapping: exact mod 2^32) and a flag per tile of rows holding a missing call (both
-// zeroed by the caller).
+// One thread per (row, plane word): planes[(row * 3 + p) * kw + w] for X, Y, C, and,
+// with weights, the row's missing weight (uint32, wrapping: exact mod 2^32) and a flag
+// per tile of rows holding a missing call (both zeroed by the caller).
 __global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t kw,
-                          int np, uint32_t sel, uint32_t *__restrict__ planes, const uint32_t *__restrict__ weights,
-                          uint32_t *__restrict__ wmiss,
-                          uint32_t *__restrict__ tile_missing) {
+                          uint32_t *__restrict__ planes, const uint32_t *__restrict__ weights,
+                          uint32_t *__restrict__ wmiss, uint32_t *__restrict__ tile_missing) {
     const int64_t bytes = (d + 3) / 4;
     for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * kw;
          t += int64_t(gridDim.x) * blockDim.x) {
@@ -119,18 +126,10 @@ __global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int
         uint32_t lo, hi;
         code_bits(packed + row * pitch, bytes, w, lo, hi);
         const uint32_t valid = valid_word(w, d), called = (hi | ~lo) & valid;
-        for (int p = 0; p < np; ++p) {
-            uint32_t v = 0;
-            switch ((sel >> (4 * p)) & 15u) {
-            case X: v = hi; break;
-            case XBAR: v = ~hi & ~lo; break;
-            case Y: v = hi & lo; break;
-            case YBAR: v = ~lo; break;
-            case Z1: v = hi & ~lo; break;
-            default: v = called; break;
-            }
-            planes[(row * np + p) * kw + w] = v & valid;
-        }
+        uint32_t *out = planes + row * NP * kw + w;
+        out[0] = hi & valid;
+        out[kw] = hi & lo & valid;
+        out[2 * kw] = called;
         if (weights && (valid & ~called)) {
             uint32_t sum = 0;
             for (uint32_t miss = valid & ~called; miss; miss &= miss - 1) sum += weights[32 * w + __ffs(miss) - 1];
@@ -141,20 +140,23 @@ __global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int
 }
 
 // Missing-row masks: masks[v * ld + r] bit b = row 32 r + b misses variant v (ld a
-// multiple of 4: a tile of 128 rows is one aligned uint4).
-__global__ void missing_masks(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t ld,
+// multiple of 4: a tile of 128 rows is one aligned uint4; rows past n miss nothing).
+// A warp per (r, plane word w): lane b loads row 32 r + b's C word, and 32 ballots
+// transpose the missing bits, one variant each.
+__global__ void missing_masks(const uint32_t *__restrict__ planes, int64_t n, int64_t d, int64_t kw, int64_t ld,
                               uint32_t *__restrict__ masks) {
-    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < ld * d;
-         t += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t v = t % d, r = t / d;
-        uint32_t m = 0;
+    const int lane = threadIdx.x & 31;
+    const int64_t words = (d + 31) / 32, warps = int64_t(gridDim.x) * (blockDim.x / 32);
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; t < ld * words; t += warps) {
+        const int64_t r = t / words, w = t % words, row = 32 * r + lane;
+        const uint32_t miss = row < n ? ~planes[(row * NP + 2) * kw + w] & valid_word(w, d) : 0u;
+        uint32_t mine = 0;
+#pragma unroll
         for (int b = 0; b < 32; ++b) {
-            const int64_t row = 32 * r + b;
-            if (row >= n) break;
-            const unsigned code = (packed[row * pitch + v / 4] >> (2 * (v % 4))) & 3u;
-            m |= uint32_t(code == 1u) << b;
+            const uint32_t m = __ballot_sync(0xFFFFFFFFu, (miss >> b) & 1u);
+            if (lane == b) mine = m;
         }
-        masks[v * ld + r] = m;
+        if (32 * w + lane < d) masks[(32 * w + lane) * ld + r] = mine;
     }
 }
 
@@ -258,7 +260,6 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
              typename M::out_t *__restrict__ D, int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same,
              bool pair_stores) {
     constexpr Terms T = TermsOf<M>::t;
-    constexpr int NP = planes_of<M>();
     constexpr int NC = kFlat<M> ? 2 : 1;
     constexpr uint32_t kStageBytes = uint32_t(NP * (BM + BN) * 32);
     extern __shared__ __align__(16) uint8_t smem[];
@@ -272,7 +273,7 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
         tile_of(t, tiles_j, same, ti, tj);
         const int64_t i0 = ti * BM, j0 = tj * BN;
 
-        // Stage k-step ks into buffer ks % STAGES: np planes x (BM + BN) rows x 2 chunks.
+        // Stage k-step ks into buffer ks % STAGES: 3 planes x (BM + BN) rows x 2 chunks.
         auto load = [&](int64_t ks) {
             const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
             for (int e = tid; e < NP * (BM + BN) * 2; e += THREADS) {
@@ -310,27 +311,42 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
             if (ks + STAGES - 1 < ksteps) load(ks + STAGES - 1);
             asm volatile("cp.async.commit_group;\n" ::);
             const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
+            // B: the staged planes of the warp's 4 n8 tiles, then the planes the terms
+            // pair (and, flat, C for the second count), derived once.
+            uint32_t braw[NP][4][2], bd[T.nb + NC - 1][4][2];
 #pragma unroll
-            for (int c = 0; c < NC; ++c) {
-                const int nt = c == 0 ? T.n[0] : 1;
+            for (int p = 0; p < NP; ++p)
 #pragma unroll
-                for (int q = 0; q < nt; ++q) {
-                    // Flat's second count: CALLED x CALLED, the last staged plane.
-                    const int pa_ = c == 0 ? T.a[0][q] : NP - 1, pb_ = c == 0 ? T.b[0][q] : NP - 1;
-                    uint32_t af[4][4], bf[4][2];
+                for (int n2t = 0; n2t < 2; ++n2t)
+                    ldmatrix_x4(buf + chunk_offset(p, br + 16 * n2t, bc), braw[p][2 * n2t][0], braw[p][2 * n2t][1],
+                                braw[p][2 * n2t + 1][0], braw[p][2 * n2t + 1][1]);
 #pragma unroll
-                    for (int mt = 0; mt < 4; ++mt)
-                        ldmatrix_x4(buf + chunk_offset(pa_, ar + 16 * mt, ac), af[mt][0], af[mt][1], af[mt][2],
-                                    af[mt][3]);
+            for (int k = 0; k < T.nb + NC - 1; ++k)
 #pragma unroll
-                    for (int n2t = 0; n2t < 2; ++n2t)
-                        ldmatrix_x4(buf + chunk_offset(pb_, br + 16 * n2t, bc), bf[2 * n2t][0], bf[2 * n2t][1],
-                                    bf[2 * n2t + 1][0], bf[2 * n2t + 1][1]);
+                for (int n8 = 0; n8 < 4; ++n8)
 #pragma unroll
-                    for (int mt = 0; mt < 4; ++mt)
+                    for (int r = 0; r < 2; ++r)
+                        bd[k][n8][r] = derive(k < T.nb ? T.b[k] : CALLED, braw[0][n8][r], braw[1][n8][r],
+                                              braw[2][n8][r]);
+            // A, one m16 tile at a time: its staged planes, each term's plane derived.
 #pragma unroll
-                        for (int n8 = 0; n8 < 4; ++n8) bmma(acc[c][mt][n8], af[mt], bf[n8][0], bf[n8][1]);
+            for (int mt = 0; mt < 4; ++mt) {
+                uint32_t araw[NP][4];
+#pragma unroll
+                for (int p = 0; p < NP; ++p)
+                    ldmatrix_x4(buf + chunk_offset(p, ar + 16 * mt, ac), araw[p][0], araw[p][1], araw[p][2],
+                                araw[p][3]);
+#pragma unroll
+                for (int q = 0; q < T.n; ++q) {
+                    uint32_t af[4];
+#pragma unroll
+                    for (int r = 0; r < 4; ++r) af[r] = derive(T.a[q], araw[0][r], araw[1][r], araw[2][r]);
+#pragma unroll
+                    for (int n8 = 0; n8 < 4; ++n8) bmma(acc[0][mt][n8], af, bd[T.bi[q]][n8][0], bd[T.bi[q]][n8][1]);
                 }
+                if constexpr (NC > 1)
+#pragma unroll
+                    for (int n8 = 0; n8 < 4; ++n8) bmma(acc[1][mt][n8], araw[2], bd[T.nb][n8][0], bd[T.nb][n8][1]);
             }
         }
         asm volatile("cp.async.wait_group 0;\n" ::);
@@ -410,19 +426,7 @@ __global__ void pack_bytes(const uint8_t *__restrict__ g, int64_t n, int64_t d, 
     }
 }
 
-template <class M>
-constexpr uint32_t plane_selection() {
-    constexpr Terms T = TermsOf<M>::t;
-    uint32_t sel = 0;
-    for (int p = 0; p < T.np; ++p) sel |= uint32_t(T.planes[p]) << (4 * p);
-    if (kFlat<M>) sel |= uint32_t(CALLED) << (4 * T.np);
-    return sel;
-}
-
-template <class M>
-constexpr size_t mma_smem() {
-    return size_t(STAGES) * planes_of<M>() * (BM + BN) * 32;
-}
+constexpr size_t kMmaSmem = size_t(STAGES) * NP * (BM + BN) * 32;
 
 int64_t tiles(const Problem &pb, bool same) {
     const int64_t ti = (pb.n1 + BM - 1) / BM, tj = (pb.n2 + BN - 1) / BN;
@@ -475,8 +479,7 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
         const auto kernel = genotype_mma<M>;
-        cfg.smem = mma_smem<M>();
-        cfg.planes = planes_of<M>();
+        cfg.smem = kMmaSmem;
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.smem)),
               "cudaFuncSetAttribute");
         cudaFuncAttributes fa{};
@@ -507,10 +510,9 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     const int64_t kw = (pb.d + 32 * KW - 1) / (32 * KW) * KW;
     const bool same = a.ptr == b.ptr && a.pitch == b.pitch && pb.n1 == pb.n2;
     const bool w = pb.weighted();
-    const int np = cfg.planes;
-    StreamBuffer planes_a(size_t(pb.n1 * np * kw) * 4, stream);
+    StreamBuffer planes_a(size_t(pb.n1 * NP * kw) * 4, stream);
     std::unique_ptr<StreamBuffer> planes_b;
-    if (!same) planes_b = std::make_unique<StreamBuffer>(size_t(pb.n2 * np * kw) * 4, stream);
+    if (!same) planes_b = std::make_unique<StreamBuffer>(size_t(pb.n2 * NP * kw) * 4, stream);
     // Weighted: the rows' missing weights (zeroed: atomics add to them), the missing-row
     // masks and the weight missing in both of each pair.
     std::unique_ptr<StreamBuffer> weights, meta, masks_a, masks_b;
@@ -536,22 +538,21 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
         auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *wm, uint32_t *tm) {
-            to_planes<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw, np,
-                                                     plane_selection<M>(), static_cast<uint32_t *>(planes), wts, wm,
-                                                     tm);
+            to_planes<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw,
+                                                     static_cast<uint32_t *>(planes), wts, wm, tm);
             check(cudaGetLastError(), "genotype to_planes launch");
         };
         convert(a, pb.n1, planes_a.get(), wmiss_a, tm_a);
         if (!same) convert(b, pb.n2, planes_b->get(), wmiss_b, tm_b);
         const int64_t tiles_j = (pb.n2 + BN - 1) / BN, ntiles = tiles(pb, same);
         if (w) {
-            auto mask = [&](const Staging::View &v, int64_t n, int64_t ld, void *out) {
-                missing_masks<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d,
-                                                             ld, static_cast<uint32_t *>(out));
+            auto mask = [&](const void *planes, int64_t n, int64_t ld, void *out) {
+                missing_masks<<<grid_fill, 256, 0, stream>>>(static_cast<const uint32_t *>(planes), n, pb.d, kw, ld,
+                                                             static_cast<uint32_t *>(out));
                 check(cudaGetLastError(), "genotype missing_masks launch");
             };
-            mask(a, pb.n1, ld_ma, masks_a->get());
-            if (!same) mask(b, pb.n2, ld_mb, masks_b->get());
+            mask(planes_a.get(), pb.n1, ld_ma, masks_a->get());
+            if (!same) mask(planes_b->get(), pb.n2, ld_mb, masks_b->get());
             const uint32_t *ma = static_cast<const uint32_t *>(masks_a->get());
             const uint32_t *mb = same ? ma : static_cast<const uint32_t *>(masks_b->get());
             const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * 3 * 8));

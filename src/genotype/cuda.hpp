@@ -10,14 +10,13 @@
 namespace apairs::genotype {
 
 // Blocks of 8 warps own kCudaTileRows x kCudaTileRows pairs (warp tiles of 64 x 32),
-// staging 256 variants of each bit plane a stage, kCudaStages stages in flight.
-constexpr int kCudaTileRows = 128, kCudaStages = 3;
+// staging 256 variants of the three bit planes a stage, kCudaStages stages in flight.
+constexpr int kCudaTileRows = 128, kCudaStages = 4;
 
 struct CudaConfig {
     int device = 0;
     std::string device_name;
     int sm_count = 0, regs_per_thread = 0, blocks_per_sm = 0;
-    int planes = 0;   // bit planes a row, as the metric's counts need them
     size_t smem = 0;  // dynamic shared memory of the GEMM kernel
 };
 

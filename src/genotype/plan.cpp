@@ -27,12 +27,12 @@ public:
             cuda_ = plan_cuda(pb_, ctx.device);
             description = fmt::format(
                 "backend=cuda device={} ({}, {} SMs) kernel=genotype_mma<{},{}> block=256 threads tile={}x{} pairs "
-                "(warp tiles 64x32), slices of 256 variants in {} stages, {} bit planes a row, {} KiB of shared "
-                "memory, {} blocks/SM, {} registers/thread; why: every count is a sum of popc(P_a & Q_b) over bit "
-                "planes of the two rows, which the binary tensor cores (mma m16n8k256 .b1, AND + popc) sum 256 "
-                "variants an instruction, 38x the rate of POPC; missing calls {}{}",
+                "(warp tiles 64x32), slices of 256 variants of 3 bit planes (g>=1, g==2, called) in {} stages, {} KiB "
+                "of shared memory, {} blocks/SM, {} registers/thread; why: every count is a sum of popc(P_a & Q_b) "
+                "over planes derived from those of the two rows, which the binary tensor cores (mma m16n8k256 .b1, "
+                "AND + popc) sum 256 variants an instruction, 38x the rate of POPC; missing calls {}{}",
                 cuda_.device, cuda_.device_name, cuda_.sm_count, metric_name(pb_.metric), pb_.d, kCudaTileRows,
-                kCudaTileRows, kCudaStages, cuda_.planes, cuda_.smem / 1024, cuda_.blocks_per_sm,
+                kCudaTileRows, kCudaStages, cuda_.smem / 1024, cuda_.blocks_per_sm,
                 cuda_.regs_per_thread, missing_name(pb_),
                 pb_.weighted() ? ", the weight missing in both rows of each pair summed first by a sparse kernel "
                                  "over the missing calls"
