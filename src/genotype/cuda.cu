@@ -274,14 +274,19 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
         const int64_t i0 = ti * BM, j0 = tj * BN;
 
         // Stage k-step ks into buffer ks % STAGES: 3 planes x (BM + BN) rows x 2 chunks.
+        // Thread (r, chunk) = (tid / 2, tid % 2) stages, for each plane, chunk `chunk` of row
+        // r of A's tile and of row r of B's (rows past the end repeat the last: their
+        // values are never written): two source rows, fixed for the tile.
+        static_assert(THREADS == 2 * BM && BM == BN, "a thread a row of A and of B, one chunk");
+        const int lrow = tid >> 1, lchunk = tid & 1;
+        const uint32_t *src_a = pa + std::min<int64_t>(i0 + lrow, n1 - 1) * NP * kw + 4 * lchunk;
+        const uint32_t *src_b = pb + std::min<int64_t>(j0 + lrow, n2 - 1) * NP * kw + 4 * lchunk;
         auto load = [&](int64_t ks) {
             const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
-            for (int e = tid; e < NP * (BM + BN) * 2; e += THREADS) {
-                const int chunk = e & 1, row = (e >> 1) % (BM + BN), p = (e >> 1) / (BM + BN);
-                const bool in_a = row < BM;
-                const int64_t r = in_a ? std::min<int64_t>(i0 + row, n1 - 1) : std::min<int64_t>(j0 + row - BM, n2 - 1);
-                const uint32_t *src = (in_a ? pa : pb) + (r * NP + p) * kw + ks * KW + chunk * 4;
-                cp_async16(buf + chunk_offset(p, row, chunk), src);
+#pragma unroll
+            for (int p = 0; p < NP; ++p) {
+                cp_async16(buf + chunk_offset(p, lrow, lchunk), src_a + p * kw + ks * KW);
+                cp_async16(buf + chunk_offset(p, BM + lrow, lchunk), src_b + p * kw + ks * KW);
             }
         };
 
