@@ -109,7 +109,10 @@ struct Plink {
         if constexpr (!Weighted) c[1] += popc(m);
     }
     APAIRS_HD out_t finish(const uint32_t *c, uint32_t den) const {
-        const double s = (num / static_cast<double>(Weighted ? den : c[1])) * static_cast<double>(c[0]);
+        // No call missing in the pair: the scale num / num is exactly 1 (num > 0), so the
+        // division, the costliest operation of a pair on the GPU, is skipped bit for bit.
+        const double q = static_cast<double>(Weighted ? den : c[1]), c0 = static_cast<double>(c[0]);
+        const double s = q == num ? c0 : (num / q) * c0;
         if constexpr (Kind == 0) return s;
         else if constexpr (Kind == 1) {
             // s * half rounded on its own, as PLINK (built for baseline x86-64) does: the
