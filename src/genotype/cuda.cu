@@ -1,17 +1,18 @@
 // Genotype CUDA engine on the binary tensor cores. Every genotype metric is a sum of
-// bilinear counts popc(P_a & Q_b) between bit planes of the two rows (metric::Terms):
-// the packed rows become those planes in a conversion kernel, and a binary GEMM
-// (mma.sync m16n8k256 .b1, AND + popc accumulation into int32: BMMA on sm_80 / sm_90)
-// sums each plane pair over 256 variants an instruction. Blocks of 8 warps own 128 x 128
-// pairs, stage slices of 256 variants of every plane through shared memory in a
-// three-stage cp.async pipeline (rows swizzled so ldmatrix reads conflict-free), and
-// each warp accumulates 64 x 32 pairs in registers; the epilogue turns the counts into
-// the metric's value with the functor the host engines use (metrics.hpp), so the values
-// are the host's bit for bit. With A = B only the tiles on and above the diagonal run,
-// each pair written to both triangles. PLINK's weighted scaling needs, per pair, the
-// weight of the variants missing in both rows: a sparse kernel sums it from per-variant
-// masks of the missing rows (work proportional to the number of such (pair, variant)
-// events, d n1 n2 p^2 for a missing rate p), before the GEMM reads it.
+// bilinear counts popc(P_a & Q_b) between bit planes of the two rows (Terms below): the
+// packed rows become three planes (x, y, called) in a conversion kernel, and a binary
+// GEMM (mma.sync m16n8k256 .b1, AND + popc accumulation into int32: BMMA on sm_80 /
+// sm_90) sums each plane pair over 256 variants an instruction. Blocks of 8 warps own
+// 128 x 128 pairs, stage 256 variants of the three planes of their rows through shared
+// memory in a kCudaStages-deep cp.async pipeline (rows swizzled so ldmatrix reads
+// conflict-free), derive the planes each term pairs in registers, and each warp
+// accumulates 64 x 32 pairs; the epilogue turns the counts into the metric's value with
+// the functor the host engines use (metrics.hpp), so the values are the host's bit for
+// bit. With A = B only the tiles on and above the diagonal run, each pair written to
+// both triangles. PLINK's weighted scaling needs, per pair, the weight of the variants
+// missing in both rows: a sparse kernel sums it from per-variant masks of the missing
+// rows (work proportional to the number of such (pair, variant) events, d n1 n2 p^2 for
+// a missing rate p), before the GEMM reads it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -245,7 +246,7 @@ __device__ __forceinline__ void bmma(int (&c)[4], const uint32_t (&a)[4], uint32
 #endif
 }
 
-// Shared memory of a stage: np planes x (BM + BN) rows x 32 bytes (two 16-byte chunks,
+// Shared memory of a stage: 3 planes x (BM + BN) rows x 32 bytes (two 16-byte chunks,
 // swapped in rows whose bit 2 is set: the 8 rows an ldmatrix phase reads then cover
 // all 32 banks).
 __device__ __forceinline__ uint32_t chunk_offset(int plane, int row, int chunk) {
