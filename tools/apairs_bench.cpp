@@ -154,6 +154,7 @@ Options:
   --cohort         add the genotype suite's cohort case (implies --suite genotype
                    unless --suite is given; --cohort --only cohort runs it alone)
   --reps N         repeats per case instead of the defaults
+  --soa-pad N      add N elements to every SoA batch stride of the batched suite
   --occupancy X    set APAIRS_OPTION_OCCUPANCY_TARGET on the context (CUDA)
   --threads N      set APAIRS_OPTION_HOST_THREADS on the context (host)
   --json F         also write the rows to F as peers.py does:
@@ -597,6 +598,9 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
 
 enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Dot, Transpose };
 
+// --soa-pad: extra elements in every SoA batch stride (0 by default).
+int64_t g_soa_pad = 0;
+
 struct BatchCase {
     BOp op;
     std::string name;  // "apairs potrf AoS float64"
@@ -605,8 +609,9 @@ struct BatchCase {
     int64_t n, batch;
     std::string shape() const { return fmt::format("n={} B={}", n, batch); }  // as peers.py
     int64_t es() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
-    // A SoA batch stride: the count rounded up to 32 (apairs.h's recommendation).
-    int64_t soa_stride() const { return (batch + 31) / 32 * 32; }
+    // A SoA batch stride: the count rounded up to 32 (apairs.h's recommendation), plus
+    // --soa-pad elements.
+    int64_t soa_stride() const { return (batch + 31) / 32 * 32 + g_soa_pad; }
     // The bytes peers.py counts for its row of the same shape (transpose: read + write).
     double bytes() const {
         const double b = double(batch), nn = double(n), e = double(es());
@@ -1552,6 +1557,8 @@ int main(int argc, char **argv) {
                 return 1;
             }
             host_batch = static_cast<int64_t>(b);
+        } else if (a == "--soa-pad") {
+            g_soa_pad = static_cast<int64_t>(number("--soa-pad", need("--soa-pad")));
         } else if (a == "--reps") {
             st.reps = std::max(1, static_cast<int>(number("--reps", need("--reps"))));
         } else if (a == "--occupancy") {

@@ -5,10 +5,13 @@
 // floor the tile's reuse needs) owns a BM x BN tile of D, BM = 2 w TM and BN = 16 TN:
 // thread (ty, tx) computes the TM x TN outputs of rows ty*TM.. and columns tx*TN.. of
 // the tile, their accumulators in registers. The vectors are staged through shared
-// memory one slice (KB = d' dimensions) at a time, transposed (dimension-major) so that a thread reads
-// its TM values of A and TN values of B for one dimension with 16-byte loads, each
-// value then serving TN (or TM) outputs. Stages are double-buffered with cp.async
-// (4- and 8-byte elements): the copy of stage k+1 runs while stage k is folded.
+// memory one slice (KB = d' dimensions) at a time, dimension-major, so that a thread
+// reads its TM values of A and TN values of B for one dimension with 16-byte loads, each
+// value then serving TN (or TM) outputs. A and B are first copied transposed and
+// zero-padded (transpose_padded: dimension-major, rows rounded up to the tile, d to
+// KB), so that a stage is whole 16-byte cp.async copies from fixed per-thread addresses
+// with no bounds checks; stages are double-buffered: the copy of stage k+1 runs while
+// stage k is folded.
 //
 // Summation order (the same as the host engine's, and what apairs.h's bounds assume):
 // every output folds each slice of kSliceDims dimensions in order into a fresh
@@ -39,6 +42,7 @@ constexpr int TX = 16;             // threads across a block's columns
 constexpr int KB = kSliceDims;     // dimensions per staged buffer: one slice
 constexpr int kMaxWarps = 8;       // 256 threads: two blocks' registers fit an SM at <= 128 each
 constexpr int kMinBlocks = 2;
+constexpr int kStages = 2;  // staged slices: double-buffered
 static_assert(kSliceDims % KB == 0 && KB % 16 == 0);
 
 // Registers of accumulators one output needs: three levels (slice, group, total), or
@@ -85,7 +89,7 @@ __host__ __device__ constexpr int stage_ld(int rows) {
 
 template <class T>
 __host__ __device__ constexpr int64_t stage_bytes(int bm, int bn) {
-    return int64_t(2) * KB * (stage_ld<T>(bm) + stage_ld<T>(bn)) * int64_t(sizeof(T));
+    return int64_t(kStages) * KB * (stage_ld<T>(bm) + stage_ld<T>(bn)) * int64_t(sizeof(T));
 }
 
 // Loads N consecutive elements of shared memory (16-byte aligned when N * size is a
@@ -105,71 +109,79 @@ __device__ __forceinline__ void load_vec(const T *p, T (&v)[N]) {
     }
 }
 
-// One element global -> shared: cp.async for 4- and 8-byte elements (zero-filled when
-// !valid, src then only needs to be a valid address), else a plain load and store.
-template <class T>
-__device__ __forceinline__ void copy_async(T *dst, const T *src, bool valid) {
-    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
-        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))),
-                     "r"(valid ? int(sizeof(T)) : 0));
-    } else {
-        *dst = valid ? *src : T(0);
-    }
-}
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+__device__ __forceinline__ void copy16_async(void *dst, const void *src) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+}
 
-// Stages rows [r0, r0 + rows) x dimensions [k0, k0 + KB) of X (n rows, d dimensions)
-// transposed into S[k * ld + r], zero outside the matrix. A warp copies 2 rows x 16
-// dimensions per instruction (whole 32-byte sectors; the shared stores meet each bank
-// at most twice); warp w of nw takes the row pairs w, w + nw, ... Every thread's rows
-// are fixed for the tile and only k0 moves, so a copy costs a pointer step and its
-// predicate.
-template <int Trips = 0, class T>
-__device__ __forceinline__ void stage(T *S, int ld, const T *__restrict__ X, int64_t ldx, int64_t r0, int rows,
-                                      int64_t n, int64_t k0, int64_t d, int warp, int lane, int nwarps) {
-    const int step = 2 * nwarps, r_first = 2 * warp + (lane >> 4);
-    const int valid_rows = static_cast<int>(n - r0 < rows ? n - r0 : rows);
-    const int64_t src_step = step * ldx;
-#pragma unroll
-    for (int h = 0; h < KB / 16; ++h) {
-        const int k = (lane & 15) + 16 * h;
-        const bool k_ok = k0 + k < d;
-        int r = r_first;
-        const T *src = X + (r0 + r) * ldx + k0 + k;
-        T *dst = S + k * ld + r;
-        // Trips > 0: the caller knows every thread copies exactly Trips rows (A: TM).
-#pragma unroll
-        for (int q = 0; Trips > 0 ? q < Trips : r < rows; ++q, r += step, src += src_step, dst += step) {
-            const bool valid = k_ok && r < valid_rows;
-            copy_async(dst, valid ? src : X, valid);
+// The operands as the kernel reads them: X transposed (dimension-major, XT[k * ldt + r])
+// and zero-padded to `ldt` rows (a multiple of the tile's side) and `dpad` dimensions (a
+// multiple of KB), so that staging a slice is whole 16-byte copies with no bounds.
+template <class T>
+__global__ void transpose_padded(const T *__restrict__ X, int64_t ldx, int64_t n, int64_t d, T *__restrict__ XT,
+                                 int64_t ldt, int64_t dpad) {
+    __shared__ T tile[32][33];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int64_t k0 = int64_t(blockIdx.y) * 32; k0 < dpad; k0 += int64_t(gridDim.y) * 32)
+        for (int64_t r0 = int64_t(blockIdx.x) * 32; r0 < ldt; r0 += int64_t(gridDim.x) * 32) {
+            for (int j = ty; j < 32; j += blockDim.y) {
+                const int64_t r = r0 + j, k = k0 + tx;
+                tile[j][tx] = r < n && k < d ? X[r * ldx + k] : T(0);
+            }
+            __syncthreads();
+            for (int j = ty; j < 32; j += blockDim.y) {
+                const int64_t k = k0 + j, r = r0 + tx;
+                if (k < dpad && r < ldt) XT[k * ldt + r] = tile[tx][j];
+            }
+            __syncthreads();
         }
-    }
+}
+
+// Stages dimensions [k0, k0 + KB) of the rows [r0, r0 + rows) of a transposed operand
+// into S[k * ld + r]: rows / V 16-byte chunks a dimension (V = 16 / sizeof(T) rows each).
+// Thread t copies chunk t % cpr of dimensions t / cpr, t / cpr + kstep, ... (kstep =
+// threads / cpr); its source and destination are fixed for the tile (`src` points at
+// dimension k0 + t / cpr), so a copy costs a pointer step. Trips > 0: the caller knows
+// every thread copies exactly Trips chunks.
+template <int Trips, class T>
+__device__ __forceinline__ void stage(T *dst, int ld, const T *src, int64_t ldt, int first_k, int kstep) {
+#pragma unroll
+    for (int q = 0, k = first_k; Trips > 0 ? q < Trips : k < KB; ++q, k += kstep)
+        copy16_async(dst + k * ld, src + q * int64_t(kstep) * ldt);
 }
 
 template <class M, class O>
 __global__ void __launch_bounds__(kMaxWarps * 32, kMinBlocks)
-pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
-                const typename M::in_t *__restrict__ B, int64_t ldb, int64_t n1, int64_t n2, int64_t d,
+pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta,
+                const typename M::in_t *__restrict__ BT, int64_t ldtb, int64_t n1, int64_t n2, int64_t d,
                 const O out, int64_t tiles_j, int64_t ntiles) {
     using T = typename M::in_t;
     using acc_t = typename M::acc_t;
-    constexpr int TM = Tile<M>::TM, TN = Tile<M>::TN, BN = TX * TN;
+    constexpr int TM = Tile<M>::TM, TN = Tile<M>::TN, BN = TX * TN, V = 16 / int(sizeof(T));
     constexpr bool kLevels = !M::reorderable;
+    // A's chunks: BM / V = 2 w TM / V a dimension, so the 32 w threads cover
+    // KA = 256 / (TM sizeof(T)) dimensions a round, KB / KA rounds.
+    constexpr int KA = 256 / (TM * int(sizeof(T))), CB = BN / V;
+    static_assert(KA <= KB && KB % KA == 0 && (CB & (CB - 1)) == 0, "whole rounds of 16-byte chunks");
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ typename O::Shared osh;
 
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
-    const int nthreads = TX * blockDim.y, nwarps = nthreads / 32, warp = tid / 32, lane = tid % 32;
-    const int BM = TM * blockDim.y;
+    const int nthreads = TX * blockDim.y;
+    const int BM = TM * blockDim.y, CA = BM / V;
     const int lda_s = stage_ld<T>(BM), ldb_s = stage_ld<T>(BN);
     // Two buffers, each a KB x BM stage of A then a KB x BN stage of B.
     const int buf_elems = KB * (lda_s + ldb_s);
     T *const stage0 = reinterpret_cast<T *>(smem);
     const int64_t nstages = (d + KB - 1) / KB;
     constexpr int kStagesPerSlice = kSliceDims / KB, kStagesPerGroup = kStagesPerSlice * kSlicesPerGroup;
+    // This thread's chunks: A's chunk tid % CA of dimensions tid / CA + KA q; B's chunk
+    // tid % CB of dimensions tid / CB + (nthreads / CB) q.
+    const int ka = tid / CA, kb = tid / CB, kb_step = nthreads / CB;
+    const int a_row = (tid - ka * CA) * V, b_row = (tid % CB) * V;
 
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const int64_t i0 = t / tiles_j * BM, j0 = t % tiles_j * BN;
@@ -179,16 +191,30 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
 #pragma unroll
             for (int b = 0; b < TN; ++b) tot[a][b] = mid[a][b] = part[a][b] = m.init();
 
-        stage<TM>(stage0, lda_s, A, lda, i0, BM, n1, 0, d, warp, lane, nwarps);
-        stage(stage0 + KB * lda_s, ldb_s, B, ldb, j0, BN, n2, 0, d, warp, lane, nwarps);
+        // Dimension k0 of the thread's first chunks; one step of KB dimensions a stage.
+        const T *a_src = AT + int64_t(ka) * ldta + i0 + a_row;
+        const T *b_src = BT + int64_t(kb) * ldtb + j0 + b_row;
+        const int64_t a_step = KB * ldta, b_step = KB * ldtb;
+        auto stage_both = [&](T *dst) {
+            stage<KB / KA>(dst + a_row, lda_s, a_src, ldta, ka, KA);
+            stage<0>(dst + KB * lda_s + b_row, ldb_s, b_src, ldtb, kb, kb_step);
+            a_src += a_step;
+            b_src += b_step;
+        };
+        // Stage st + 1 is copied while stage st is folded. Two equivalent forms of the
+        // double buffer: ptxas schedules 8-byte elements better with the buffer index as a
+        // counter and a group committed every round (empty after the last stage), the
+        // others with the parity of st (H100, tools/gpu-notes.md run 64: L1 f64 36.3 ->
+        // 35.5 ms with the counter, L1 f32 17.7 -> 16.6 ms with the parity).
+        constexpr bool kCounter = sizeof(T) == 8;
+        stage_both(stage0);
         async_commit();
+        int counter = 0;
         for (int64_t st = 0; st < nstages; ++st) {
-            const int buf = int(st & 1);
-            if (st + 1 < nstages) {
-                const int64_t k1 = (st + 1) * KB;
-                T *const next = stage0 + (buf ^ 1) * buf_elems;
-                stage<TM>(next, lda_s, A, lda, i0, BM, n1, k1, d, warp, lane, nwarps);
-                stage(next + KB * lda_s, ldb_s, B, ldb, j0, BN, n2, k1, d, warp, lane, nwarps);
+            const int buf = kCounter ? counter : int(st & 1);
+            const bool more = st + 1 < nstages;
+            if (more) stage_both(stage0 + (buf ^ 1) * buf_elems);
+            if (kCounter || more) {
                 async_commit();
                 async_wait<1>();
             } else {
@@ -198,7 +224,7 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
             // Fold the stage: dimensions past d were staged as zeros, which add nothing
             // (every metric's step of (0, 0) leaves its accumulator unchanged).
             const T *a_s = stage0 + buf * buf_elems + ty * TM, *b_s = stage0 + buf * buf_elems + KB * lda_s + tx * TN;
-#pragma unroll 2
+#pragma unroll 4
             for (int k = 0; k < KB; ++k) {
                 T av[TM], bv[TN];
                 load_vec(a_s + k * lda_s, av);
@@ -231,6 +257,7 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ A, int64_t lda,
                 }
             }
             __syncthreads();  // the buffer is restaged by the next iteration's copy
+            counter ^= 1;
         }
 
         out.begin(osh, tid, nthreads);
@@ -285,11 +312,13 @@ constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's 
 constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of the GEMM's output a chunk, at most
 constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double, at most
 
+// Y[i][k] = X[i][k] - c[k] in double for k < d, 0 for d <= k < ldy (rows of ldy, a
+// multiple of 32 dimensions: aligned rows for the GEMM, whose sums the zeros leave alone).
 __global__ void centre_rows(const float *__restrict__ X, int64_t ldx, int64_t n, int64_t d,
-                            const float *__restrict__ c, double *__restrict__ Y) {
+                            const float *__restrict__ c, double *__restrict__ Y, int64_t ldy) {
     for (int64_t i = blockIdx.y; i < n; i += gridDim.y)
-        for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < d; k += int64_t(gridDim.x) * blockDim.x)
-            Y[i * d + k] = double(X[i * ldx + k]) - double(c[k]);
+        for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < ldy; k += int64_t(gridDim.x) * blockDim.x)
+            Y[i * ldy + k] = k < d ? double(X[i * ldx + k]) - double(c[k]) : 0.0;
 }
 
 template <bool Sqrt>
@@ -440,13 +469,15 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     // Float L2 and SQEUCLIDEAN: a double GEMM (centred), chunks of rows of A at a time.
     if ((pb.metric == APAIRS_METRIC_L2 || pb.metric == APAIRS_METRIC_SQEUCLIDEAN) && pb.dtype == APAIRS_DTYPE_F32 &&
         pb.d >= kGemmL2MinDims) {
-        // Chunks of equal rows (one where the output fits kGemmL2Chunk).
+        // Chunks of equal rows (one where the output fits kGemmL2Chunk); the centred rows
+        // hold dp dimensions (d rounded up to 32, zeros past d).
+        const int64_t dp = (pb.d + 31) / 32 * 32;
         const int64_t most = std::max<int64_t>(1, std::min<int64_t>(pb.n1, kGemmL2Chunk / (8 * pb.n2)));
         const int64_t chunks = (pb.n1 + most - 1) / most;
         cfg.l2_rows = (pb.n1 + chunks - 1) / chunks;
         if (pb.d > kGemmL2MaxDims) cfg.gemm_unavailable = "d above 2^22 (the recomputation's bound)";
-        else if (pb.n2 * pb.d * 8 > kGemmL2MaxB) cfg.gemm_unavailable = "B in double above 1 GiB";
-        else if (!cuda::Gemm::fits(cfg.l2_rows, pb.n2, pb.d, pb.d, pb.d, pb.n2))
+        else if (pb.n2 * dp * 8 > kGemmL2MaxB) cfg.gemm_unavailable = "B in double above 1 GiB";
+        else if (!cuda::Gemm::fits(cfg.l2_rows, pb.n2, dp, dp, dp, pb.n2))
             cfg.gemm_unavailable = "a size beyond cuBLAS's 32-bit arguments";
         else cfg.gemm = cuda::Gemm::create(device, &cfg.gemm_unavailable);
         if (!cfg.gemm) cfg.l2_rows = 0;
@@ -473,26 +504,26 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         // L2 / SQEUCLIDEAN: B centred once, then chunks of l2_rows rows of A: centred, their
         // norms, the GEMM, the finish. The buffers first, so that a failed allocation
         // queues nothing.
-        const int64_t n2 = pb.n2, d = pb.d, R = cfg.l2_rows;
-        StreamBuffer wb(size_t(n2 * d + n2) * 8, stream), wa(size_t(R * d + R) * 8, stream),
+        const int64_t n2 = pb.n2, d = pb.d, R = cfg.l2_rows, dp = (d + 31) / 32 * 32;
+        StreamBuffer wb(size_t(n2 * dp + n2) * 8, stream), wa(size_t(R * dp + R) * 8, stream),
             wg(size_t(R * n2) * 8, stream);
-        double *Bc = static_cast<double *>(wb.get()), *nb = Bc + n2 * d;
-        double *Ac = static_cast<double *>(wa.get()), *na = Ac + R * d;
+        double *Bc = static_cast<double *>(wb.get()), *nb = Bc + n2 * dp;
+        double *Ac = static_cast<double *>(wa.get()), *na = Ac + R * dp;
         double *G = static_cast<double *>(wg.get());
         const float *Af = static_cast<const float *>(a.ptr), *Bf = static_cast<const float *>(b.ptr);
         const int64_t lda = a.pitch / in, ldb = b.pitch / in, ldd = dd.pitch / out;
         const double tau = double(2 * d + 16) * std::ldexp(1.0, -53 + 30);
         auto rows_grid = [&](int64_t n) {
-            return dim3(unsigned(std::min<int64_t>((d + 255) / 256, 64)), unsigned(std::min<int64_t>(n, 65535)));
+            return dim3(unsigned(std::min<int64_t>((dp + 255) / 256, 64)), unsigned(std::min<int64_t>(n, 65535)));
         };
-        centre_rows<<<rows_grid(n2), 256, 0, stream>>>(Bf, ldb, n2, d, Af, Bc);
-        row_norms<<<unsigned(std::min<int64_t>((n2 + 7) / 8, 65535)), 256, 0, stream>>>(Bc, d, n2, d, nb);
+        centre_rows<<<rows_grid(n2), 256, 0, stream>>>(Bf, ldb, n2, d, Af, Bc, dp);
+        row_norms<<<unsigned(std::min<int64_t>((n2 + 7) / 8, 65535)), 256, 0, stream>>>(Bc, dp, n2, d, nb);
         for (int64_t i0 = 0; i0 < pb.n1; i0 += R) {
             const int64_t rows = std::min(R, pb.n1 - i0);
-            centre_rows<<<rows_grid(rows), 256, 0, stream>>>(Af + i0 * lda, lda, rows, d, Af, Ac);
-            row_norms<<<unsigned(std::min<int64_t>((rows + 7) / 8, 65535)), 256, 0, stream>>>(Ac, d, rows, d, na);
+            centre_rows<<<rows_grid(rows), 256, 0, stream>>>(Af + i0 * lda, lda, rows, d, Af, Ac, dp);
+            row_norms<<<unsigned(std::min<int64_t>((rows + 7) / 8, 65535)), 256, 0, stream>>>(Ac, dp, rows, d, na);
             check(cudaGetLastError(), "L2 GEMM: centring kernels");
-            cfg.gemm->abt(stream, 8, rows, n2, d, Ac, d, Bc, d, G, n2);
+            cfg.gemm->abt(stream, 8, rows, n2, dp, Ac, dp, Bc, dp, G, n2);
             const dim3 grid(unsigned(std::min<int64_t>((n2 + 255) / 256, 64)), unsigned(std::min<int64_t>(rows, 65535)));
             float *Dc = static_cast<float *>(dd.ptr) + i0 * ldd;
             if (pb.metric == APAIRS_METRIC_L2)
@@ -528,14 +559,31 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         st.finish();
         return;
     }
+    // The tile kernel reads A and B transposed and zero-padded (transpose_padded): one
+    // copy of each (of A alone when B is A), in stream order.
+    const int64_t dpad = (pb.d + KB - 1) / KB * KB;
+    const bool same = a.ptr == b.ptr && a.pitch == b.pitch && pb.n1 == pb.n2;
+    auto round_up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+    const int64_t ldta = same ? std::max(round_up(pb.n1, cfg.bm), round_up(pb.n2, cfg.bn)) : round_up(pb.n1, cfg.bm);
+    const int64_t ldtb = same ? ldta : round_up(pb.n2, cfg.bn);
+    StreamBuffer wt(size_t((ldta + (same ? 0 : ldtb)) * dpad * in), stream);
     const dim3 block(TX, 2 * cfg.warps), grid(static_cast<unsigned>(cfg.grid));
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
         using T = typename M::in_t;
         using O = FullKernel<M>;
+        T *at = static_cast<T *>(wt.get()), *bt = same ? at : at + ldta * dpad;
+        auto transpose = [&](const void *x, int64_t pitch, int64_t n, T *xt, int64_t ldt) {
+            const dim3 tgrid(unsigned(std::min<int64_t>(ldt / 32 + 1, 1024)), unsigned(std::min<int64_t>(dpad / 32, 1024)));
+            transpose_padded<T><<<tgrid, dim3(32, 8), 0, stream>>>(static_cast<const T *>(x), pitch / in, n, pb.d, xt,
+                                                                    ldt, dpad);
+        };
+        transpose(a.ptr, a.pitch, pb.n1, at, ldta);
+        if (!same) transpose(b.ptr, b.pitch, pb.n2, bt, ldtb);
+        check(cudaGetLastError(), "pairwise transpose launch");
         pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
-            m, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in, pb.n1,
-            pb.n2, pb.d, O{static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out}, cfg.tiles_j, cfg.ntiles);
+            m, at, ldta, bt, ldtb, pb.n1, pb.n2, pb.d, O{static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out},
+            cfg.tiles_j, cfg.ntiles);
     });
     check(cudaGetLastError(), "pairwise kernel launch");
     st.finish();
