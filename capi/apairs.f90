@@ -85,6 +85,7 @@ module apairs
   integer(c_int32_t), parameter :: APAIRS_OPTION_OCCUPANCY_TARGET = 1
   integer(c_int32_t), parameter :: APAIRS_OPTION_HOST_THREADS = 2
   integer(c_int32_t), parameter :: APAIRS_OPTION_STAGING_BYTES = 3
+  integer(c_int32_t), parameter :: APAIRS_OPTION_TF32 = 4
 
   ! ---------------------------------------------------------------------------------
   ! Element types (apairs_dtype_e) and metrics (apairs_metric_e)

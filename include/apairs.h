@@ -119,7 +119,13 @@ enum apairs_option_e {
      * batch larger than device memory runs. 0 (the default): 192 MiB, or a quarter of
      * the device's free memory when that is less. A whole number in [0, 2^53]; read
      * when the plan is created (its description states the chunk). */
-    APAIRS_OPTION_STAGING_BYTES = 3
+    APAIRS_OPTION_STAGING_BYTES = 3,
+    /* Opt-in tensor-core math for F32 DOT and COSINE on CUDA: 1 lets their cuBLAS GEMM
+     * run on the TF32 tensor cores (faster, less accurate: the bounds under "Metrics"),
+     * 0 (the default) keeps float arithmetic. 0 or 1; read when the plan is created (its
+     * description says which math ran). F64, the other metrics (float L2's double GEMM
+     * included) and the HOST backend are not affected. */
+    APAIRS_OPTION_TF32 = 4
 };
 
 /** Number of CUDA devices this build can use: 0 when built without CUDA or when no
@@ -174,9 +180,12 @@ enum apairs_dtype_e {
  * adds the group sums in order (three levels, so long sums stay accurate: in float at
  * d = 40000, L1 and L2 typically err by under 1e-6 relatively where a running sum of the
  * slices reaches 2e-6). DOT and COSINE on CUDA use cuBLAS's GEMM for a.b instead, in
- * float or double arithmetic as the type says (never TF32) and in cuBLAS's own order,
- * when libcublas can be loaded (the plan's description says which); their bounds hold
- * for any order. The bounds below hold for both backends, for any d, and are
+ * float or double arithmetic as the type says and in cuBLAS's own order, when libcublas
+ * can be loaded (the plan's description says which); their bounds hold for any order.
+ * Only with APAIRS_OPTION_TF32 = 1 does F32 DOT or COSINE run on the TF32 tensor cores
+ * (each input keeps 10 of its 23 fraction bits, the products are summed in float):
+ * then DOT's |error| <= (2^-9 + 2^-19 + 2 (d + 4) u) sum |a_k b_k| and COSINE's
+ * |error| <= 2^-9 + 2^-19 + (4 d + 16) u, about a thousand times the float bounds. The bounds below hold for both backends, for any d, and are
  * usually far from attained; b = min(d, 32) + min(ceil(d / 32), 32) + ceil(d / 1024)
  * is the number of additions any one term passes through, so L1, SQEUCLIDEAN and L2
  * also keep relative error <= (b + 4) u.

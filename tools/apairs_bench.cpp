@@ -63,6 +63,7 @@ Cases (CUDA; n = 6000, or 2000 with --quick):
   l1                               float32  n/3 x n/3 d=40000
   l1, l2                           float32  16384 x 16384 d=128
   dot, cosine (against the dot peer) float32  n x n d=5419
+  dot tf32, cosine tf32            float32  n x n d=5419 (APAIRS_OPTION_TF32)
   hamming (0/1/2 genotypes)        uint8    8192 x 8192 d=4096 (4096 x 4096 with --quick)
 Host backend (a smoke test, --quick or not): n = 1000, d = 512 for the d=5419 cases,
 333 x 333 d=4000, 2048 x 2048 d=128, hamming 1024 x 1024 d=512; 3 repeats after one
@@ -180,6 +181,7 @@ struct Case {
     int32_t dtype;
     int64_t n1, n2, d;
     int reps, warm;
+    bool tf32 = false;  // APAIRS_OPTION_TF32 for this case's plan
     std::string shape() const { return fmt::format("{}x{} d={}", n1, n2, d); }
 };
 
@@ -217,6 +219,11 @@ std::vector<Case> make_cases(bool quick, bool host) {
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, big, big, 128);
     add("dot", APAIRS_METRIC_DOT, 0, APAIRS_DTYPE_F32, n, n, d, 5, 2);
     add("cosine", APAIRS_METRIC_COSINE, 0, APAIRS_DTYPE_F32, n, n, d, 5, 2);
+    if (!host) {  // the opt-in TF32 tensor-core path (APAIRS_OPTION_TF32)
+        add("dot tf32", APAIRS_METRIC_DOT, 0, APAIRS_DTYPE_F32, n, n, d, 5, 2);
+        add("cosine tf32", APAIRS_METRIC_COSINE, 0, APAIRS_DTYPE_F32, n, n, d, 5, 2);
+        cs[cs.size() - 2].tf32 = cs[cs.size() - 1].tf32 = true;
+    }
     const int64_t hn = host ? 1024 : quick ? 4096 : 8192, hd = host ? 512 : 4096;
     add("hamming", APAIRS_METRIC_HAMMING, 0, APAIRS_DTYPE_U8, hn, hn, hd, 3, 1);
     return cs;
@@ -319,7 +326,7 @@ void check_entry(const Case &c, int64_t i, int64_t j, double got, Check &ck) {
     // The bound apairs.h states, as the library writes it down (src/pairwise/bounds.hpp).
     const long double u = c.dtype == APAIRS_DTYPE_F64 ? 0x1p-53L : 0x1p-24L;
     const long double max_log = df_max > 0 ? std::max(std::fabs(std::log(df_min)), std::fabs(std::log(df_max))) : 0;
-    long double bound = apairs::pairwise::error_bound(c.metric, p, u, c.d, ref, absdot, max_log);
+    long double bound = apairs::pairwise::error_bound(c.metric, p, u, c.d, ref, absdot, max_log, c.tf32);
     bound += 1e-30L;
     const long double err = std::fabs(static_cast<long double>(got) - ref);
     // err / bound; failing above 2 leaves room for the reference's own rounding.
@@ -517,7 +524,9 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
 
     PlanHolder plan;
     const auto tp = std::chrono::steady_clock::now();
+    API(apairs_context_set_option, ctx, APAIRS_OPTION_TF32, c.tf32 ? 1.0 : 0.0);
     API(apairs_plan_create_pairwise, &plan.p, ctx, c.metric, c.p, c.dtype, c.n1, c.n2, c.d, c.d, c.d, c.n2);
+    API(apairs_context_set_option, ctx, APAIRS_OPTION_TF32, 0.0);
     const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp).count();
     row.plan = describe(plan.p);
 

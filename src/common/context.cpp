@@ -67,6 +67,12 @@ void set_option(apairs_context_s &ctx, int32_t option, double value) {
                  "APAIRS_OPTION_STAGING_BYTES = {}: expected a whole number of bytes in [0, 2^53]", value);
         ctx.staging_bytes = static_cast<int64_t>(value);
         return;
+    case APAIRS_OPTION_TF32:
+        if (!(value == 0 || value == 1))
+            fail(APAIRS_ERROR_INVALID_VALUE, "APAIRS_OPTION_TF32 = {}: expected 0 (float arithmetic) or 1 (TF32)",
+                 value);
+        ctx.tf32 = value == 1;
+        return;
     }
     unknown_option(option);
 }
@@ -76,6 +82,7 @@ double get_option(const apairs_context_s &ctx, int32_t option) {
     case APAIRS_OPTION_OCCUPANCY_TARGET: return ctx.occupancy_target;
     case APAIRS_OPTION_HOST_THREADS: return ctx.host_threads;
     case APAIRS_OPTION_STAGING_BYTES: return double(ctx.staging_bytes);
+    case APAIRS_OPTION_TF32: return ctx.tf32 ? 1 : 0;
     }
     unknown_option(option);
 }

@@ -13,6 +13,7 @@ struct apairs_context_s {
     double occupancy_target = 0;  // 0 = highest reachable
     int host_threads = 0;         // 0 = OpenMP default
     int64_t staging_bytes = 0;    // batched CUDA staging of host arrays; 0 = default
+    bool tf32 = false;            // F32 DOT and COSINE on CUDA: cuBLAS on the TF32 tensor cores
 };
 
 namespace apairs {

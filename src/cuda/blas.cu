@@ -80,7 +80,7 @@ void check_blas(cublasStatus_t s, const char *what) {
 
 }  // namespace
 
-std::shared_ptr<const Gemm> Gemm::create(int device, std::string *why) {
+std::shared_ptr<const Gemm> Gemm::create(int device, std::string *why, bool tf32) {
     const Api &a = api();
     if (!a.create) {
         *why = a.error;
@@ -98,7 +98,8 @@ std::shared_ptr<const Gemm> Gemm::create(int device, std::string *why) {
     int v = 0;
     a.version(h, &v);
     g->library_ = fmt::format("cuBLAS {}.{}.{} ({})", v / 10000, v / 100 % 100, v % 100, a.name);
-    if (a.set_math_mode(h, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) {
+    g->tf32_ = tf32;
+    if (a.set_math_mode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) {
         *why = "cublasSetMathMode failed";
         return nullptr;
     }

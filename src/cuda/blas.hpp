@@ -15,9 +15,10 @@ namespace apairs::cuda {
 class Gemm {
 public:
     // A handle on `device`, in cuBLAS's default math mode (float GEMM in float
-    // arithmetic, never TF32); nullptr with the reason in *why when cuBLAS cannot be
-    // loaded or initialised there.
-    static std::shared_ptr<const Gemm> create(int device, std::string *why);
+    // arithmetic), or with `tf32` in its TF32 tensor-op mode (float GEMM on the TF32
+    // tensor cores; double unaffected); nullptr with the reason in *why when cuBLAS
+    // cannot be loaded or initialised there.
+    static std::shared_ptr<const Gemm> create(int device, std::string *why, bool tf32 = false);
     ~Gemm();
     Gemm(const Gemm &) = delete;
     Gemm &operator=(const Gemm &) = delete;
@@ -32,11 +33,13 @@ public:
              const void *B, int64_t ldb, void *D, int64_t ldd) const;
 
     const std::string &library() const { return library_; }  // e.g. "cuBLAS 13.0.2 (libcublas.so.13)"
+    bool tf32() const { return tf32_; }
 
 private:
     Gemm() = default;
     void *handle_ = nullptr;
     int device_ = 0;
+    bool tf32_ = false;
     std::string library_;
     mutable std::mutex mutex_;
 };

@@ -20,9 +20,10 @@ namespace apairs::pairwise {
 //   value    the exact distance
 //   scale    DOT: sum_k |a_k b_k|
 //   max_log  LP: max_k |ln|a_k - b_k|| over the k with a_k != b_k
+//   tf32     F32 DOT and COSINE under APAIRS_OPTION_TF32 (on CUDA)
 // 0 means exact (HAMMING).
 inline long double error_bound(int32_t metric, long double p, long double u, int64_t d, long double value,
-                               long double scale = 0, long double max_log = 0) {
+                               long double scale = 0, long double max_log = 0, bool tf32 = false) {
     const long double dd = static_cast<long double>(d), v = std::fabs(value);
     switch (metric) {
     case APAIRS_METRIC_L1:
@@ -43,8 +44,10 @@ inline long double error_bound(int32_t metric, long double p, long double u, int
         return ((dd + p + 12) / std::min(p, 1.0L) + max_log + log_value) * u * v;
     }
     case APAIRS_METRIC_LINF: return u * v;
-    case APAIRS_METRIC_DOT: return (dd + 4) * u * scale;
-    case APAIRS_METRIC_COSINE: return (2 * dd + 8) * u;
+    // TF32: each input keeps 10 fraction bits (a product errs by under 2^-9 + 2^-20),
+    // the tensor cores' float sums may truncate (2 u an addition).
+    case APAIRS_METRIC_DOT: return tf32 ? (0x1p-9L + 0x1p-19L + 2 * (dd + 4) * u) * scale : (dd + 4) * u * scale;
+    case APAIRS_METRIC_COSINE: return tf32 ? 0x1p-9L + 0x1p-19L + (4 * dd + 16) * u : (2 * dd + 8) * u;
     default: return 0;
     }
 }

@@ -414,7 +414,7 @@ int cuda_blocks_per_sm(const Problem &pb, int warps) {
     return blocks;
 }
 
-CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
+CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target, bool tf32) {
     require_device(device);
     DeviceScope scope(device);
     const DeviceLimits limits = device_limits(device);
@@ -462,7 +462,7 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target) {
     // COSINE is that GEMM, the rows' squared norms and its finish.
     if ((pb.metric == APAIRS_METRIC_DOT || pb.metric == APAIRS_METRIC_COSINE) && pb.dtype != APAIRS_DTYPE_U8) {
         if (cuda::Gemm::fits(pb.n1, pb.n2, pb.d, pb.lda, pb.ldb, pb.ldd))
-            cfg.gemm = cuda::Gemm::create(device, &cfg.gemm_unavailable);
+            cfg.gemm = cuda::Gemm::create(device, &cfg.gemm_unavailable, tf32 && pb.dtype == APAIRS_DTYPE_F32);
         else
             cfg.gemm_unavailable = "a size beyond cuBLAS's 32-bit arguments";
     }

@@ -37,7 +37,8 @@ struct CudaConfig {
 // tile kernel is as fast: run 44).
 constexpr int64_t kGemmL2MinDims = 256;
 
-CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target);
+// tf32: APAIRS_OPTION_TF32 (F32 DOT and COSINE through cuBLAS on the TF32 tensor cores).
+CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target, bool tf32 = false);
 
 // Runs the planned kernel. A, B, D may each be device or host memory (staged).
 // Returns after queuing when all three are device memory; else after D is written.

@@ -55,6 +55,11 @@ std::string describe_cuda(const Problem &pb, const CudaConfig &c) {
                               "that is not finite recomputed directly in double, rounded once to float: relative "
                               "error <= 2^-24 + 2^-30 (chosen for d >= {})",
                               c.gemm->library(), c.l2_rows, kGemmL2MinDims)
+            : c.gemm && c.gemm->tf32()
+                ? fmt::format("; executed instead by {} sgemm on the TF32 tensor cores (APAIRS_OPTION_TF32: inputs "
+                              "kept to 10 fraction bits, products summed in float){}",
+                              c.gemm->library(),
+                              pb.metric == APAIRS_METRIC_COSINE ? ", then the rows' squared norms in float and the finish" : "")
             : c.gemm ? fmt::format("; executed instead by {} {}gemm, D = A B^T in {} arithmetic (default math mode, "
                                  "never TF32){}: the vendor GEMM is the fastest exact path for {}",
                                  c.gemm->library(), pb.dtype == APAIRS_DTYPE_F64 ? "d" : "s",
@@ -72,7 +77,7 @@ public:
         ctx = context;
 #if APAIRS_HAVE_CUDA
         if (ctx.backend == APAIRS_BACKEND_CUDA) {
-            cuda_ = plan_cuda(pb_, ctx.device, ctx.occupancy_target);
+            cuda_ = plan_cuda(pb_, ctx.device, ctx.occupancy_target, ctx.tf32);
             description = describe_cuda(pb_, cuda_);
             return;
         }

@@ -52,6 +52,8 @@ PIN(APAIRS_BACKEND_HOST == 1, backend_host);
 PIN(APAIRS_BACKEND_CUDA == 2, backend_cuda);
 PIN(APAIRS_OPTION_OCCUPANCY_TARGET == 1, option_occupancy_target);
 PIN(APAIRS_OPTION_HOST_THREADS == 2, option_host_threads);
+PIN(APAIRS_OPTION_STAGING_BYTES == 3, option_staging_bytes);
+PIN(APAIRS_OPTION_TF32 == 4, option_tf32);
 
 /* apairs_dtype_e */
 PIN(APAIRS_DTYPE_F32 == 1, dtype_f32);

@@ -192,6 +192,7 @@ struct Ctx {
     double occupancy = 0;
     double threads = 0;
     double staging = 0;
+    double tf32 = 0;
 };
 
 struct Plan {
@@ -612,7 +613,8 @@ void op_ctx_create(State &st, Input &in) {
     c.h = h;
     c.backend = b;
     double v = -1;
-    for (int32_t opt : {APAIRS_OPTION_OCCUPANCY_TARGET, APAIRS_OPTION_HOST_THREADS}) {
+    for (int32_t opt : {APAIRS_OPTION_OCCUPANCY_TARGET, APAIRS_OPTION_HOST_THREADS, APAIRS_OPTION_STAGING_BYTES,
+                        APAIRS_OPTION_TF32}) {
         const apairs_status_t s3 = apairs_context_get_option(h, opt, &v);
         check_status("apairs_context_get_option", s3);
         REQUIRE(s3 == APAIRS_SUCCESS && v == 0, "a new context's option %d is %g", opt, v);
@@ -641,6 +643,8 @@ void op_set_option(State &st, Input &in) {
     } else if (option == APAIRS_OPTION_STAGING_BYTES) {
         if (!(value >= 0 && value <= 9007199254740992.0 && value == std::floor(value)))
             x.add(APAIRS_ERROR_INVALID_VALUE);
+    } else if (option == APAIRS_OPTION_TF32) {
+        if (!(value == 0 || value == 1)) x.add(APAIRS_ERROR_INVALID_VALUE);
     } else {
         x.add(APAIRS_ERROR_UNKNOWN_ENUM);
     }
@@ -648,6 +652,7 @@ void op_set_option(State &st, Input &in) {
     if (s == APAIRS_SUCCESS) {
         if (option == APAIRS_OPTION_OCCUPANCY_TARGET) c->occupancy = value;
         else if (option == APAIRS_OPTION_HOST_THREADS) c->threads = value;
+        else if (option == APAIRS_OPTION_TF32) c->tf32 = value;
         else c->staging = value;
     }
 }
@@ -663,7 +668,7 @@ void op_get_option(State &st, Input &in) {
     Expect x;
     if (!h || (flags & 1)) x.add(APAIRS_ERROR_NULL_POINTER);
     if (h && option != APAIRS_OPTION_OCCUPANCY_TARGET && option != APAIRS_OPTION_HOST_THREADS &&
-        option != APAIRS_OPTION_STAGING_BYTES)
+        option != APAIRS_OPTION_STAGING_BYTES && option != APAIRS_OPTION_TF32)
         x.add(APAIRS_ERROR_UNKNOWN_ENUM);
     check_expect("apairs_context_get_option", s, x);
     if (s != APAIRS_SUCCESS) {
@@ -672,6 +677,7 @@ void op_get_option(State &st, Input &in) {
     }
     const double want = option == APAIRS_OPTION_OCCUPANCY_TARGET ? c->occupancy
                         : option == APAIRS_OPTION_HOST_THREADS   ? c->threads
+                        : option == APAIRS_OPTION_TF32           ? c->tf32
                                                                  : c->staging;
     REQUIRE(v == want, "option %d reads %.17g, was set to %.17g", option, v, want);
 }

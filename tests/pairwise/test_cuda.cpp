@@ -3,16 +3,19 @@
 // every kernel the plans pick, and the device-memory paths of execute.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "apairs.h"
 #include "catch.hpp"
 #include "common/occupancy.hpp"
 #include "cuda/device.hpp"
+#include "pairwise/bounds.hpp"
 #include "pairwise/cuda.hpp"
 
 namespace {
@@ -238,6 +241,77 @@ TEMPLATE_TEST_CASE("DOT and COSINE: cuBLAS's GEMM and the engine's own kernel (i
                     }
                 }
         }
+    }
+}
+
+// APAIRS_OPTION_TF32: float DOT and COSINE on the TF32 tensor cores keep apairs.h's TF32
+// bounds, differ from the float path (the option took effect), and say so in the plan's
+// description; double ignores the option (its exact bound, "never TF32").
+TEST_CASE("APAIRS_OPTION_TF32: float DOT and COSINE on the TF32 tensor cores keep their bounds", "[cuda]") {
+    const int64_t n1 = 131, n2 = 67, d = 997, ldd = n2 + 3;
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<float> A(n1 * d), B(n2 * d);
+    for (auto &x : A) x = float(u(rng));
+    for (auto &x : B) x = float(u(rng));
+    std::vector<double> A64(A.begin(), A.end()), B64(B.begin(), B.end());
+    const long double unit = std::ldexp(1.0L, -24), tf = std::ldexp(1.0L, -9) + std::ldexp(1.0L, -19);
+    for (int32_t metric : {APAIRS_METRIC_DOT, APAIRS_METRIC_COSINE}) {
+        INFO("metric " << metric);
+        Plan tf32, exact, dbl;
+        for (Plan *p : {&tf32, &exact, &dbl}) {
+            REQUIRE(apairs_context_create(&p->ctx, APAIRS_BACKEND_CUDA, 0) == APAIRS_SUCCESS);
+            REQUIRE(apairs_context_set_option(p->ctx, APAIRS_OPTION_TF32, p == &exact ? 0 : 1) == APAIRS_SUCCESS);
+            REQUIRE(apairs_plan_create_pairwise(&p->plan, p->ctx, metric, 0, p == &dbl ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
+                                                n1, n2, d, d, d, ldd) == APAIRS_SUCCESS);
+        }
+        auto describe = [](const Plan &p) {
+            char buf[4096];
+            REQUIRE(apairs_plan_describe(p.plan, buf, sizeof buf, nullptr) == APAIRS_SUCCESS);
+            return std::string(buf);
+        };
+        INFO(describe(tf32));
+        CHECK(describe(tf32).find("TF32 tensor cores") != std::string::npos);
+        CHECK(describe(exact).find("never TF32") != std::string::npos);
+        CHECK(describe(dbl).find("never TF32") != std::string::npos);
+        std::vector<float> Dt(size_t(n1 * ldd), std::numeric_limits<float>::quiet_NaN()), De = Dt;
+        std::vector<double> Dd(size_t(n1 * ldd), std::numeric_limits<double>::quiet_NaN());
+        REQUIRE(apairs_plan_execute(tf32.plan, A.data(), B.data(), Dt.data()) == APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_execute(exact.plan, A.data(), B.data(), De.data()) == APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_execute(dbl.plan, A64.data(), B64.data(), Dd.data()) == APAIRS_SUCCESS);
+        int64_t differ = 0;
+        long double worst = 0;
+        for (int64_t i = 0; i < n1; ++i)
+            for (int64_t j = 0; j < ldd; ++j) {
+                CAPTURE(i, j);
+                const size_t at = size_t(i * ldd + j);
+                if (j >= n2) {
+                    REQUIRE((std::isnan(Dt[at]) && std::isnan(De[at]) && std::isnan(Dd[at])));  // padding untouched
+                    continue;
+                }
+                long double ab = 0, scale = 0, aa = 0, bb = 0;
+                for (int64_t k = 0; k < d; ++k) {
+                    const long double x = A[size_t(i * d + k)], y = B[size_t(j * d + k)];
+                    ab += x * y;
+                    scale += std::fabs(x * y);
+                    aa += x * x;
+                    bb += y * y;
+                }
+                const long double want = metric == APAIRS_METRIC_DOT ? ab : 1 - ab / std::sqrt(aa * bb);
+                using apairs::pairwise::error_bound;
+                const long double bound = error_bound(metric, 0, unit, d, want, scale, 0, true);
+                const long double exact_bound = error_bound(metric, 0, unit, d, want, scale);
+                const long double bound64 = error_bound(metric, 0, std::ldexp(1.0L, -53), d, want, scale);
+                // (the TF32 bound is the float bound plus about 2^-9: apairs.h)
+                REQUIRE(bound > exact_bound + tf / 2 * (metric == APAIRS_METRIC_DOT ? scale : 1));
+                REQUIRE(std::fabs((long double)Dt[at] - want) <= bound);
+                REQUIRE(std::fabs((long double)De[at] - want) <= exact_bound);
+                REQUIRE(std::fabs((long double)Dd[at] - want) <= bound64);
+                worst = std::max(worst, std::fabs((long double)Dt[at] - want) / bound);
+                differ += Dt[at] != De[at];
+            }
+        INFO("worst TF32 error / bound " << double(worst) << ", entries differing from float: " << differ);
+        CHECK(differ > n1 * n2 / 2);  // the TF32 path ran (its errors are ~2^-11, float's ~2^-24)
     }
 }
 

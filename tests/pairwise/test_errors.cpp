@@ -113,6 +113,8 @@ TEST_CASE("enum values and the version are pinned", "[errors]") {
     CHECK(APAIRS_BACKEND_CUDA == 2);
     CHECK(APAIRS_OPTION_OCCUPANCY_TARGET == 1);
     CHECK(APAIRS_OPTION_HOST_THREADS == 2);
+    CHECK(APAIRS_OPTION_STAGING_BYTES == 3);
+    CHECK(APAIRS_OPTION_TF32 == 4);
     CHECK(APAIRS_DTYPE_F32 == 1);
     CHECK(APAIRS_DTYPE_F64 == 2);
     CHECK(APAIRS_DTYPE_U8 == 3);
@@ -307,7 +309,7 @@ TEST_CASE("unknown metric, dtype, backend and option values", "[errors]") {
                "apairs_context_create", {"backend", std::to_string(backend)});
         CHECK(c == kCtxSentinel);
     }
-    for (int32_t option : {0, 4, 99, -1}) {
+    for (int32_t option : {0, 5, 99, -1}) {
         INFO("option " << option);
         expect(call([&] { return apairs_context_set_option(ctx.h, option, 0.5); }), APAIRS_ERROR_UNKNOWN_ENUM,
                "apairs_context_set_option", {"option", std::to_string(option)});
@@ -430,6 +432,8 @@ TEST_CASE("context options: ranges, round trip, failures change nothing", "[erro
     CHECK(v == 0);
     APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_HOST_THREADS, &v));
     CHECK(v == 0);
+    APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_TF32, &v));
+    CHECK(v == 0);
 
     for (double occ : {0.0, 0.25, 0.5, 1.0, 1e-9}) {
         APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_OCCUPANCY_TARGET, occ));
@@ -457,6 +461,18 @@ TEST_CASE("context options: ranges, round trip, failures change nothing", "[erro
                APAIRS_ERROR_INVALID_VALUE, "apairs_context_set_option", {"APAIRS_OPTION_HOST_THREADS"});
         APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_HOST_THREADS, &v));
         CHECK(v == 2);
+    }
+    for (double tf32 : {1.0, 0.0, 1.0}) {
+        APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_TF32, tf32));
+        APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_TF32, &v));
+        CHECK(v == tf32);
+    }
+    for (double bad : {-1.0, 0.5, 2.0, kNaN, kInf}) {
+        INFO("tf32 " << bad);
+        expect(call([&] { return apairs_context_set_option(ctx.h, APAIRS_OPTION_TF32, bad); }),
+               APAIRS_ERROR_INVALID_VALUE, "apairs_context_set_option", {"APAIRS_OPTION_TF32"});
+        APAIRS_REQUIRE_OK(apairs_context_get_option(ctx.h, APAIRS_OPTION_TF32, &v));
+        CHECK(v == 1);
     }
 }
 
