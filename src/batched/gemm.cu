@@ -13,6 +13,9 @@
 //     out in memory order. Only __syncwarp, no block barriers; square 2, 4, 8, 16 are
 //     compiled with their sizes, any other shape runs the same code with run-time sizes
 //     under a compile-time bound.
+//   SoA direct (f64 8 x 8 x 8): 2 threads of a warp per element, 4 rows of C each in
+//     registers, A and B loaded straight from global memory (a warp's load: 16
+//     consecutive elements of one entry, a whole line), no shared memory.
 //   pipelined tiles (any other C up to 64 x 64): see "Pipelined tile kernels" below.
 //   block-per-element (C above 64 x 64): a sub-block of S threads per element (each an
 //     TM x TN register tile); A and B are staged KS = 16 dimensions at a time; for SoA
@@ -252,6 +255,62 @@ __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
             }
         }
         __syncwarp();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// SoA direct kernel (square N x N x N; used for f64 N = 8, G = 2): G threads of a warp per element, no
+// shared memory. Thread r of an element owns rows r + G a (a < N / G) of C, its sums in
+// registers; for each l it loads row l of B and column l of its rows of A straight from
+// global memory. SoA puts entry (x, y) of consecutive elements side by side, so a warp's
+// load covers 32 / G consecutive elements of one entry (the G threads of an element
+// read the same address: one request), whole sectors, and every byte is read once.
+
+template <int N, int G>
+struct DirectShape {
+    static constexpr int EW = 32 / G, R = N / G;  // elements a warp, rows a thread
+    static_assert(32 % G == 0 && N % G == 0, "group shape");
+};
+
+template <class T, int N, int G>
+__global__ void __launch_bounds__(256) gemm_soa_direct_kernel(const Args<T> g) {
+    using D = DirectShape<N, G>;
+    constexpr int R = D::R;
+    const int lane = threadIdx.x & 31, q = lane / G, r = lane % G;
+    const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    const int64_t nwarps = int64_t(gridDim.x) * (blockDim.x / 32);
+    // Logical (x, y) of an operand: fast-grid entry (x, y), or (y, x) when swapped.
+    auto at = [](const Opnd<T> &o, int x, int y) { return (o.swap ? int64_t(y) * o.ld + x : int64_t(x) * o.ld + y) * o.stride; };
+    const bool read_c = g.beta != T(0);
+    for (int64_t e = warp * D::EW + q; e - q < g.batch; e += nwarps * D::EW) {
+        if (e >= g.batch) continue;
+        const T *const a = g.a.p + e, *const b = g.b.p + e;
+        T acc[R][N];
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j) acc[i][j] = T(0);
+#pragma unroll 2
+        for (int l = 0; l < N; ++l) {
+            T bv[N], av[R];
+#pragma unroll
+            for (int j = 0; j < N; ++j) bv[j] = load_ro(b + at(g.b, l, j));
+#pragma unroll
+            for (int i = 0; i < R; ++i) av[i] = load_ro(a + at(g.a, r + G * i, l));
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+                for (int j = 0; j < N; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
+        }
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                T *const dst = g.c + (int64_t(r + G * i) * g.ldc + j) * g.sc + e;
+                T v = g.alpha * acc[i][j];
+                if (read_c) v += g.beta * *dst;
+                *dst = v;
+            }
     }
 }
 
@@ -977,6 +1036,19 @@ KernelSpec warp_kernel(Model model) {
     return k;
 }
 
+template <class T, int N, int G>
+KernelSpec soa_direct_kernel() {
+    KernelSpec k;
+    k.model = Model::WarpGroup;
+    k.fn = reinterpret_cast<const void *>(&gemm_soa_direct_kernel<T, N, G>);
+    k.name = fmt::format("gemm_soa_direct<{}, G={}, {}x{}x{}>", sizeof(T) == 8 ? "f64" : "f32", G, N, N, N);
+    k.group = G;
+    k.unit_threads = 32;
+    k.unit_elements = DirectShape<N, G>::EW;
+    k.unit_shared = 0;
+    return k;
+}
+
 template <class T, int TY, int TX, int TM, int TN>
 KernelSpec block_kernel() {
     using B = BlockShape<TY, TX, TM, TN>;
@@ -1102,6 +1174,19 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
             kn.why = fmt::format("AoS elements up to 16x16 ({}x{}x{}): 8 threads of a warp per element (4 per "
                                  "warp), staged per warp without block barriers",
                                  m, n, k);
+            return kn;
+        }
+    }
+    // SoA f64 square 8: the direct kernel, operands straight from global memory (H100,
+    // tools/gpu-notes.md run 66: 0.313 ms against the pipelined tiles' 0.343; slower for
+    // f32 8 x 8, 0.417 against 0.344, and for 16 x 16 at any G, 0.67 against 0.39).
+    if constexpr (D) {
+        if (pb.c.soa && pb.a.soa && pb.b.soa && square && m == 8) {
+            kn = soa_direct_kernel<T, 8, 2>();
+            kn.why = fmt::format("SoA elements of 8x8x8: {} threads of a warp per element ({} per warp), each {} rows "
+                                 "of C in registers, A and B read straight from global memory (a warp's load covers "
+                                 "{} consecutive elements of one entry: a whole line), no shared memory",
+                                 kn.group, kn.unit_elements, 8 / kn.group, kn.unit_elements);
             return kn;
         }
     }
