@@ -289,7 +289,8 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *  Scratch: the tile kernels (every metric not computed through cuBLAS) read A and B
  *  transposed, from copies allocated in stream order for the call: (n1 + n2) rows (n1
  *  when B is A), each rounded up to the tile, times d rounded up to 32, elements of the
- *  dtype; the double GEMM of float L2 / SQEUCLIDEAN allocates its own (README).
+ *  dtype, or at most 1 GiB, larger problems running in chunks of rows (same results);
+ *  the double GEMM of float L2 / SQEUCLIDEAN allocates its own (README).
  *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. A
  *  staged call that fails has drained the stream before it returns, so no copy to or
  *  from the caller's arrays is still running. */

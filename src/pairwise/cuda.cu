@@ -559,31 +559,54 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         st.finish();
         return;
     }
-    // The tile kernel reads A and B transposed and zero-padded (transpose_padded): one
-    // copy of each (of A alone when B is A), in stream order.
-    const int64_t dpad = (pb.d + KB - 1) / KB * KB;
-    const bool same = a.ptr == b.ptr && a.pitch == b.pitch && pb.n1 == pb.n2;
+    // The tile kernel reads A and B transposed and zero-padded (transpose_padded), from
+    // scratch allocated in stream order: one copy of each (of A alone when B is A), or,
+    // where that would pass cfg.scratch_bytes, chunks of rows of A against chunks of rows
+    // of B, each a whole number of tiles (the same sums in the same order: the same bits).
     auto round_up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
-    const int64_t ldta = same ? std::max(round_up(pb.n1, cfg.bm), round_up(pb.n2, cfg.bn)) : round_up(pb.n1, cfg.bm);
-    const int64_t ldtb = same ? ldta : round_up(pb.n2, cfg.bn);
-    StreamBuffer wt(size_t((ldta + (same ? 0 : ldtb)) * dpad * in), stream);
-    const dim3 block(TX, 2 * cfg.warps), grid(static_cast<unsigned>(cfg.grid));
+    const int64_t dpad = round_up(pb.d, KB), row_bytes = dpad * in;
+    const bool same = a.ptr == b.ptr && a.pitch == b.pitch && pb.n1 == pb.n2;
+    const int64_t whole_a = round_up(pb.n1, cfg.bm), whole_b = round_up(pb.n2, cfg.bn);
+    const int64_t fit = std::max<int64_t>(cfg.scratch_bytes / row_bytes, 1);
+    int64_t ca = pb.n1, cb = pb.n2;  // rows of A and of B a chunk
+    bool share = same;               // one copy serves A and B
+    if ((same ? std::max(whole_a, whole_b) : whole_a + whole_b) > fit) {
+        ca = std::max<int64_t>(cfg.bm, fit / 2 / cfg.bm * cfg.bm);
+        cb = std::max<int64_t>(cfg.bn, fit / 2 / cfg.bn * cfg.bn);
+        share = false;
+    }
+    const int64_t ldta = share ? std::max(whole_a, whole_b) : round_up(std::min(ca, pb.n1), cfg.bm);
+    const int64_t ldtb = share ? ldta : round_up(std::min(cb, pb.n2), cfg.bn);
+    StreamBuffer wt(size_t((ldta + (share ? 0 : ldtb)) * row_bytes), stream);
+    const dim3 block(TX, 2 * cfg.warps);
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
         using T = typename M::in_t;
         using O = FullKernel<M>;
-        T *at = static_cast<T *>(wt.get()), *bt = same ? at : at + ldta * dpad;
-        auto transpose = [&](const void *x, int64_t pitch, int64_t n, T *xt, int64_t ldt) {
+        using Out = typename M::out_t;
+        T *at = static_cast<T *>(wt.get()), *bt = share ? at : at + ldta * dpad;
+        const T *A = static_cast<const T *>(a.ptr), *B = static_cast<const T *>(b.ptr);
+        const int64_t lda = a.pitch / in, ldb = b.pitch / in, ldd = dd.pitch / out;
+        auto transpose = [&](const T *x, int64_t ldx, int64_t n, T *xt, int64_t ldt) {
             const dim3 tgrid(unsigned(std::min<int64_t>(ldt / 32 + 1, 1024)), unsigned(std::min<int64_t>(dpad / 32, 1024)));
-            transpose_padded<T><<<tgrid, dim3(32, 8), 0, stream>>>(static_cast<const T *>(x), pitch / in, n, pb.d, xt,
-                                                                    ldt, dpad);
+            transpose_padded<T><<<tgrid, dim3(32, 8), 0, stream>>>(x, ldx, n, pb.d, xt, ldt, dpad);
+            check(cudaGetLastError(), "pairwise transpose launch");
         };
-        transpose(a.ptr, a.pitch, pb.n1, at, ldta);
-        if (!same) transpose(b.ptr, b.pitch, pb.n2, bt, ldtb);
-        check(cudaGetLastError(), "pairwise transpose launch");
-        pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
-            m, at, ldta, bt, ldtb, pb.n1, pb.n2, pb.d, O{static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out},
-            cfg.tiles_j, cfg.ntiles);
+        const bool b_once = !share && cb >= pb.n2;  // B in one chunk: copied once
+        if (b_once) transpose(B, ldb, pb.n2, bt, ldtb);
+        for (int64_t i0 = 0; i0 < pb.n1; i0 += ca) {
+            const int64_t rows = std::min(ca, pb.n1 - i0);
+            transpose(A + i0 * lda, lda, rows, at, ldta);
+            for (int64_t j0 = 0; j0 < pb.n2; j0 += cb) {
+                const int64_t cols = std::min(cb, pb.n2 - j0);
+                if (!share && !b_once) transpose(B + j0 * ldb, ldb, cols, bt, ldtb);
+                const int64_t tiles_j = (cols + cfg.bn - 1) / cfg.bn, ntiles = (rows + cfg.bm - 1) / cfg.bm * tiles_j;
+                const dim3 grid(unsigned(std::min<int64_t>(ntiles, 0x7fffffff)));
+                pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
+                    m, at, ldta, bt, ldtb, rows, cols, pb.d, O{static_cast<Out *>(dd.ptr) + i0 * ldd + j0, ldd},
+                    tiles_j, ntiles);
+            }
+        }
     });
     check(cudaGetLastError(), "pairwise kernel launch");
     st.finish();

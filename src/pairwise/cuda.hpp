@@ -31,6 +31,9 @@ struct CudaConfig {
     std::shared_ptr<const cuda::Gemm> gemm;
     std::string gemm_unavailable;
     int64_t l2_rows = 0;              // L2 / SQEUCLIDEAN through the double GEMM: rows of A a chunk
+    // The tile kernel's transposed copies of A and B: at most this many bytes at once
+    // (else chunks of rows of A against chunks of rows of B).
+    int64_t scratch_bytes = int64_t(1) << 30;
 };
 
 // Float L2 and SQEUCLIDEAN take the double GEMM from this many dimensions (below, the
