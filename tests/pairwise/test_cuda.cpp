@@ -25,6 +25,23 @@ void cuda_ok(cudaError_t e) {
     REQUIRE(e == cudaSuccess);
 }
 
+// Row i of A against row j of B (rows of d): a.b, sum |a_k b_k|, |a|^2, |b|^2 in long double.
+struct DotSums {
+    long double ab, scale, aa, bb;
+};
+template <class T>
+DotSums dot_sums(const std::vector<T> &A, const std::vector<T> &B, int64_t i, int64_t j, int64_t d) {
+    DotSums r{0, 0, 0, 0};
+    for (int64_t k = 0; k < d; ++k) {
+        const long double x = A[size_t(i * d + k)], y = B[size_t(j * d + k)];
+        r.ab += x * y;
+        r.scale += std::fabs(x * y);
+        r.aa += x * x;
+        r.bb += y * y;
+    }
+    return r;
+}
+
 struct Plan {
     apairs_context_t ctx = nullptr;
     apairs_plan_t plan = nullptr;
@@ -225,14 +242,7 @@ TEMPLATE_TEST_CASE("DOT and COSINE: cuBLAS's GEMM and the engine's own kernel (i
                         REQUIRE(std::isnan(v));  // padding untouched
                         continue;
                     }
-                    long double ab = 0, scale = 0, aa = 0, bb = 0;
-                    for (int64_t k = 0; k < d; ++k) {
-                        const long double x = A[size_t(i * d + k)], y = B[size_t(j * d + k)];
-                        ab += x * y;
-                        scale += std::fabs(x * y);
-                        aa += x * x;
-                        bb += y * y;
-                    }
+                    const auto [ab, scale, aa, bb] = dot_sums(A, B, i, j, d);
                     if (metric == APAIRS_METRIC_DOT) {
                         REQUIRE(std::fabs((long double)v - ab) <= (d + 4) * unit * scale);
                     } else {
@@ -353,14 +363,7 @@ TEST_CASE("APAIRS_OPTION_TF32: float DOT and COSINE on the TF32 tensor cores kee
                     REQUIRE((std::isnan(Dt[at]) && std::isnan(De[at]) && std::isnan(Dd[at])));  // padding untouched
                     continue;
                 }
-                long double ab = 0, scale = 0, aa = 0, bb = 0;
-                for (int64_t k = 0; k < d; ++k) {
-                    const long double x = A[size_t(i * d + k)], y = B[size_t(j * d + k)];
-                    ab += x * y;
-                    scale += std::fabs(x * y);
-                    aa += x * x;
-                    bb += y * y;
-                }
+                const auto [ab, scale, aa, bb] = dot_sums(A, B, i, j, d);
                 const long double want = metric == APAIRS_METRIC_DOT ? ab : 1 - ab / std::sqrt(aa * bb);
                 using apairs::pairwise::error_bound;
                 const long double bound = error_bound(metric, 0, unit, d, want, scale, 0, true);
