@@ -184,8 +184,10 @@ enum apairs_dtype_e {
  * can be loaded (the plan's description says which); their bounds hold for any order.
  * Only with APAIRS_OPTION_TF32 = 1 does F32 DOT or COSINE run on the TF32 tensor cores
  * (each input keeps 10 of its 23 fraction bits, the products are summed in float):
- * then DOT's |error| <= (2^-9 + 2^-19 + 2 (d + 4) u) sum |a_k b_k| and COSINE's
- * |error| <= 2^-9 + 2^-19 + (4 d + 16) u, about a thousand times the float bounds. The bounds below hold for both backends, for any d, and are
+ * then, with g = 2 (d + 4) u < 1/2, DOT's |error| <= (2^-9 + 2^-19 + 1.004 g / (1 - g))
+ * sum |a_k b_k| and COSINE's |error| <= 2^-9 + 2^-19 + 2.008 g / (1 - 2 g), about a
+ * thousand times the float bounds (sums in the tensor cores may truncate: 2 u an
+ * addition, and each product's TF32 error passes through them too). The bounds below hold for both backends, for any d, and are
  * usually far from attained; b = min(d, 32) + min(ceil(d / 32), 32) + ceil(d / 1024)
  * is the number of additions any one term passes through, so L1, SQEUCLIDEAN and L2
  * also keep relative error <= (b + 4) u.
@@ -287,10 +289,11 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *    is synchronized).
  *  Device memory must belong to the plan's device (INVALID_POINTER otherwise).
  *  Scratch: the tile kernels (every metric not computed through cuBLAS) read A and B
- *  transposed, from copies allocated in stream order for the call: (n1 + n2) rows (n1
- *  when B is A), each rounded up to the tile, times d rounded up to 32, elements of the
- *  dtype, or at most 1 GiB, larger problems running in chunks of rows (same results);
- *  the double GEMM of float L2 / SQEUCLIDEAN allocates its own (README).
+ *  transposed, from copies allocated in stream order for the call: n1 + n2 rows (n1
+ *  when B is A) rounded up to 16 bytes, times d rounded up to 32, elements of the dtype;
+ *  at most 1 GiB (larger problems run in chunks of rows, with the same results), or
+ *  2 x 16 bytes of rows, 32 x (d rounded up to 32) bytes, where that is more; the double
+ *  GEMM of float L2 / SQEUCLIDEAN allocates its own (README).
  *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. A
  *  staged call that fails has drained the stream before it returns, so no copy to or
  *  from the caller's arrays is still running. */

@@ -44,10 +44,19 @@ inline long double error_bound(int32_t metric, long double p, long double u, int
         return ((dd + p + 12) / std::min(p, 1.0L) + max_log + log_value) * u * v;
     }
     case APAIRS_METRIC_LINF: return u * v;
-    // TF32: each input keeps 10 fraction bits (a product errs by under 2^-9 + 2^-20),
-    // the tensor cores' float sums may truncate (2 u an addition).
-    case APAIRS_METRIC_DOT: return tf32 ? (0x1p-9L + 0x1p-19L + 2 * (dd + 4) * u) * scale : (dd + 4) * u * scale;
-    case APAIRS_METRIC_COSINE: return tf32 ? 0x1p-9L + 0x1p-19L + (4 * dd + 16) * u : (2 * dd + 8) * u;
+    // TF32: each input keeps 10 fraction bits (a product errs by under 2^-9 + 2^-20 of
+    // itself), the tensor cores' float sums may truncate (2 u an addition, g for the
+    // whole sum, applied to products already off by up to 1 + 2^-9 + 2^-20 < 1.004).
+    case APAIRS_METRIC_DOT: {
+        if (!tf32) return (dd + 4) * u * scale;
+        const long double g = 2 * (dd + 4) * u;
+        return (0x1p-9L + 0x1p-19L + 1.004L * g / (1 - g)) * scale;
+    }
+    case APAIRS_METRIC_COSINE: {
+        if (!tf32) return (2 * dd + 8) * u;
+        const long double g = 2 * (dd + 4) * u;
+        return 0x1p-9L + 0x1p-19L + 2.008L * g / (1 - 2 * g);
+    }
     default: return 0;
     }
 }

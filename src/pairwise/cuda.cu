@@ -192,8 +192,11 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta
             for (int b = 0; b < TN; ++b) tot[a][b] = mid[a][b] = part[a][b] = m.init();
 
         // Dimension k0 of the thread's first chunks; one step of KB dimensions a stage.
-        const T *a_src = AT + int64_t(ka) * ldta + i0 + a_row;
-        const T *b_src = BT + int64_t(kb) * ldtb + j0 + b_row;
+        // The copies hold whole 16-byte chunks of rows (ldt a multiple of V), not whole
+        // tiles: a chunk past the last is read as the last one again (rows that are
+        // never written out).
+        const T *a_src = AT + int64_t(ka) * ldta + std::min(i0 + a_row, ldta - V);
+        const T *b_src = BT + int64_t(kb) * ldtb + std::min(j0 + b_row, ldtb - V);
         const int64_t a_step = KB * ldta, b_step = KB * ldtb;
         auto stage_both = [&](T *dst) {
             stage<KB / KA>(dst + a_row, lda_s, a_src, ldta, ka, KA);
@@ -562,21 +565,21 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     // The tile kernel reads A and B transposed and zero-padded (transpose_padded), from
     // scratch allocated in stream order: one copy of each (of A alone when B is A), or,
     // where that would pass cfg.scratch_bytes, chunks of rows of A against chunks of rows
-    // of B, each a whole number of tiles (the same sums in the same order: the same bits).
+    // of B (the same sums in the same order: the same bits), whole tiles where the
+    // budget holds a tile's rows, else whole 16-byte chunks of rows.
     auto round_up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
-    const int64_t dpad = round_up(pb.d, KB), row_bytes = dpad * in;
+    const int64_t V = 16 / in, dpad = round_up(pb.d, KB), row_bytes = dpad * in;
     const bool same = a.ptr == b.ptr && a.pitch == b.pitch && pb.n1 == pb.n2;
-    const int64_t whole_a = round_up(pb.n1, cfg.bm), whole_b = round_up(pb.n2, cfg.bn);
-    const int64_t fit = std::max<int64_t>(cfg.scratch_bytes / row_bytes, 1);
+    const int64_t fit = cfg.scratch_bytes / row_bytes;  // rows the budget holds
     int64_t ca = pb.n1, cb = pb.n2;  // rows of A and of B a chunk
     bool share = same;               // one copy serves A and B
-    if ((same ? std::max(whole_a, whole_b) : whole_a + whole_b) > fit) {
-        ca = std::max<int64_t>(cfg.bm, fit / 2 / cfg.bm * cfg.bm);
-        cb = std::max<int64_t>(cfg.bn, fit / 2 / cfg.bn * cfg.bn);
+    if ((same ? round_up(pb.n1, V) : round_up(pb.n1, V) + round_up(pb.n2, V)) > fit) {
+        auto chunk = [&](int64_t tile) { return fit / 2 >= tile ? fit / 2 / tile * tile : std::max(V, fit / 2 / V * V); };
+        ca = chunk(cfg.bm);
+        cb = chunk(cfg.bn);
         share = false;
     }
-    const int64_t ldta = share ? std::max(whole_a, whole_b) : round_up(std::min(ca, pb.n1), cfg.bm);
-    const int64_t ldtb = share ? ldta : round_up(std::min(cb, pb.n2), cfg.bn);
+    const int64_t ldta = round_up(std::min(ca, pb.n1), V), ldtb = share ? ldta : round_up(std::min(cb, pb.n2), V);
     StreamBuffer wt(size_t((ldta + (share ? 0 : ldtb)) * row_bytes), stream);
     const dim3 block(TX, 2 * cfg.warps);
     dispatch(pb, [&](auto m) {

@@ -32,7 +32,8 @@ struct CudaConfig {
     std::string gemm_unavailable;
     int64_t l2_rows = 0;              // L2 / SQEUCLIDEAN through the double GEMM: rows of A a chunk
     // The tile kernel's transposed copies of A and B: at most this many bytes at once
-    // (else chunks of rows of A against chunks of rows of B).
+    // (else chunks of rows of A against chunks of rows of B; at least 16 bytes of rows of
+    // each, 2 x 16 bytes x d rounded up to 32, when one row is larger than that).
     int64_t scratch_bytes = int64_t(1) << 30;
 };
 
