@@ -192,11 +192,11 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta
             for (int b = 0; b < TN; ++b) tot[a][b] = mid[a][b] = part[a][b] = m.init();
 
         // Dimension k0 of the thread's first chunks; one step of KB dimensions a stage.
-        // The copies hold whole 16-byte chunks of rows (ldt a multiple of V), not whole
-        // tiles: a chunk past the last is read as the last one again (rows that are
-        // never written out).
-        const T *a_src = AT + int64_t(ka) * ldta + std::min(i0 + a_row, ldta - V);
-        const T *b_src = BT + int64_t(kb) * ldtb + std::min(j0 + b_row, ldtb - V);
+        // (The copies hold whole 16-byte chunks of rows, not whole tiles: rows past ldt
+        // read the next dimension's first rows, or zeros past the last dimension, for
+        // rows that are never written out.)
+        const T *a_src = AT + int64_t(ka) * ldta + i0 + a_row;
+        const T *b_src = BT + int64_t(kb) * ldtb + j0 + b_row;
         const int64_t a_step = KB * ldta, b_step = KB * ldtb;
         auto stage_both = [&](T *dst) {
             stage<KB / KA>(dst + a_row, lda_s, a_src, ldta, ka, KA);
@@ -580,7 +580,10 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         share = false;
     }
     const int64_t ldta = round_up(std::min(ca, pb.n1), V), ldtb = share ? ldta : round_up(std::min(cb, pb.n2), V);
-    StreamBuffer wt(size_t((ldta + (share ? 0 : ldtb)) * row_bytes), stream);
+    // A tile past a copy's last row reads up to a tile's rows past its end: zeros.
+    const int64_t slack = std::max(cfg.bm, cfg.bn) * in, copies = (ldta + (share ? 0 : ldtb)) * row_bytes;
+    StreamBuffer wt(size_t(copies + slack), stream);
+    check(cudaMemsetAsync(static_cast<char *>(wt.get()) + copies, 0, size_t(slack), stream), "cudaMemsetAsync(slack)");
     const dim3 block(TX, 2 * cfg.warps);
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
