@@ -8,10 +8,10 @@
 // memory one slice (KB = d' dimensions) at a time, dimension-major, so that a thread
 // reads its TM values of A and TN values of B for one dimension with 16-byte loads, each
 // value then serving TN (or TM) outputs. A and B are first copied transposed and
-// zero-padded (transpose_padded: dimension-major, rows rounded up to the tile, d to
-// KB), so that a stage is whole 16-byte cp.async copies from fixed per-thread addresses
-// with no bounds checks; stages are double-buffered: the copy of stage k+1 runs while
-// stage k is folded.
+// zero-padded (transpose_padded: dimension-major, rows rounded up to 16 bytes, d to
+// KB; a tile past the last row reads rows that are never written out), so that a stage
+// is whole 16-byte cp.async copies from fixed per-thread addresses with no bounds checks;
+// stages are double-buffered: the copy of stage k+1 runs while stage k is folded.
 //
 // Summation order (the same as the host engine's, and what apairs.h's bounds assume):
 // every output folds each slice of kSliceDims dimensions in order into a fresh
