@@ -118,7 +118,7 @@ __device__ __forceinline__ void copy16_async(void *dst, const void *src) {
 }
 
 // The operands as the kernel reads them: X transposed (dimension-major, XT[k * ldt + r])
-// and zero-padded to `ldt` rows (a multiple of the tile's side) and `dpad` dimensions (a
+// and zero-padded to `ldt` rows (whole 16-byte chunks of rows) and `dpad` dimensions (a
 // multiple of KB), so that staging a slice is whole 16-byte copies with no bounds.
 template <class T>
 __global__ void transpose_padded(const T *__restrict__ X, int64_t ldx, int64_t n, int64_t d, T *__restrict__ XT,
