@@ -9,8 +9,9 @@
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
 //     of EW elements 32 apart in registers (RT x EW = 8; f32 rows of 1 where 8 would not
-//     fill the device and 2 would: EW = 2, one grid-stride round and a half, not 3.1
-//     with a tenth of the threads in the last: dot n = 160). Few elements: EW = 1, and W
+//     fill the device and 2 would: EW = 4 adjacent elements, each entry's 4 in one 16-byte
+//     load, one grid-stride round, not 3.1 with a tenth of the threads in the last: dot
+//     n = 160). Few elements: EW = 1, and W
 //     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
 //     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
@@ -91,6 +92,7 @@ struct Args {
     int64_t batch;
     int lg, lg_split, lg_cols;  // lg_cols: SoA split kernel, log2 of the column ranges
     bool uniform;  // AoS: every row (rows kernel) or column (cols kernel) starts at one alignment mod 16 bytes
+    bool adj;      // SoA, a thread's EW elements adjacent: their entries' runs line up for one load each
 };
 
 // The SoA kernels' parameter: Args padded past 128 bytes. With the larger parameter nvcc
@@ -156,14 +158,18 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 // a group of W warps shares 32 EW consecutive elements and splits their row tiles of RT
 // rows.
 
-// One row tile [i0, i0 + nr) of elements base + 32 j (j < EW; FULL: all in the batch).
+// One row tile [i0, i0 + nr) of elements base + ES j (j < EW; FULL: all in the batch),
+// ES = 32, or 1 with ADJ (a thread's EW elements adjacent; VL: each entry's EW of them in
+// one load of EW x sizeof(T) bytes, where g.adj says the addresses line up).
 // Rows past nr repeat row i0 (the same lines: no extra traffic, no guard in the loop);
 // their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state
 // (uniform registers); used by the tiles of 4 rows for few elements only (f64 n = 64
 // measured 83 -> 89 % of the bound with it, where the same form lost 3-6 points on the
 // tiles of 8 rows and in the split kernel).
-template <class T, int RT, int EW, bool FULL, bool ROWS = false>
+template <class T, int RT, int EW, bool FULL, bool ROWS = false, bool ADJ = false, bool VL = false>
 __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0, int nr) {
+    constexpr int ES = ADJ ? 1 : 32;
+    static_assert(!VL || (ADJ && FULL && sizeof(T) == 4 && (EW == 2 || EW % 4 == 0)), "8- or 16-byte loads of floats");
     double acc[EW][RT];
 #pragma unroll
     for (int j = 0; j < EW; ++j)
@@ -174,38 +180,69 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
     for (int t = 0; t < RT; ++t) roff[t] = (ROWS || t < nr ? t : 0) * g.ar;
     bool ok[EW];
 #pragma unroll
-    for (int j = 0; j < EW; ++j) ok[j] = FULL || base + 32 * j < g.batch;
+    for (int j = 0; j < EW; ++j) ok[j] = FULL || base + ES * j < g.batch;
     const T *ap = g.a + base + i0 * g.ar, *xp = g.x + base;
+    // The EW entries of consecutive elements at p, as doubles.
+    auto load_run = [](const T *p, double(&v)[EW]) {
+        if constexpr (VL) {
+            // One 8-byte load (2 floats), or 16-byte loads.
+            using W = std::conditional_t<EW * sizeof(T) == 8, float2, typename Vec<T>::type>;
+            constexpr int NW = int(EW * sizeof(T) / sizeof(W)), PW = int(sizeof(W) / sizeof(T));
+#pragma unroll
+            for (int q = 0; q < NW; ++q) {
+                const W w = __ldg(reinterpret_cast<const W *>(p) + q);
+                const T *const e = reinterpret_cast<const T *>(&w);
+#pragma unroll
+                for (int j = 0; j < PW; ++j) v[q * PW + j] = double(e[j]);
+            }
+        }
+    };
 #pragma unroll 2
     for (int l = 0; l < g.cols; ++l, ap += g.ac, xp += g.xi) {
         double xl[EW];
+        if constexpr (VL) {
+            load_run(xp, xl);
 #pragma unroll
-        for (int j = 0; j < EW; ++j) xl[j] = ok[j] ? double(__ldg(xp + 32 * j)) : 0.0;
+            for (int t = 0; t < RT; ++t) {
+                double av[EW];
+                load_run(ap + roff[t], av);
 #pragma unroll
-        for (int j = 0; j < EW; ++j)
+                for (int j = 0; j < EW; ++j) acc[j][t] = fma(av[j], xl[j], acc[j][t]);
+            }
+        } else {
 #pragma unroll
-            for (int t = 0; t < RT; ++t)
-                if (ok[j]) acc[j][t] = fma(double(__ldg(ap + roff[t] + 32 * j)), xl[j], acc[j][t]);
+            for (int j = 0; j < EW; ++j) xl[j] = ok[j] ? double(__ldg(xp + ES * j)) : 0.0;
+#pragma unroll
+            for (int j = 0; j < EW; ++j)
+#pragma unroll
+                for (int t = 0; t < RT; ++t)
+                    if (ok[j]) acc[j][t] = fma(double(__ldg(ap + roff[t] + ES * j)), xl[j], acc[j][t]);
+        }
     }
 #pragma unroll
     for (int j = 0; j < EW; ++j)
 #pragma unroll
         for (int t = 0; t < RT; ++t)
-            if (ok[j] && t < nr) store(g.y + base + 32 * j + (i0 + t) * g.yi, acc[j][t], g);
+            if (ok[j] && t < nr) store(g.y + base + ES * j + (i0 + t) * g.yi, acc[j][t], g);
 }
 
-template <class T, int RT, int EW>
+template <class T, int RT, int EW, bool ADJ = false>
 __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW> g) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int W = 1 << g.lg_split, wi = warp & (W - 1);
     constexpr int span = 32 * EW;  // elements of a group of W warps
     const int64_t per_block = int64_t(blockDim.x >> 5 >> g.lg_split) * span;
-    for (int64_t base = int64_t(blockIdx.x) * per_block + (warp >> g.lg_split) * span + lane; base < g.batch;
-         base += int64_t(gridDim.x) * per_block)
+    for (int64_t base = int64_t(blockIdx.x) * per_block + (warp >> g.lg_split) * span + lane * (ADJ ? EW : 1);
+         base < g.batch; base += int64_t(gridDim.x) * per_block)
         for (int i0 = wi * RT; i0 < g.rows; i0 += W * RT) {
             const int nr = min(RT, g.rows - i0);
-            if (base + 32 * (EW - 1) < g.batch) {
-                if constexpr (RT == 4 && EW == 1) {
+            if (base + (ADJ ? 1 : 32) * (EW - 1) < g.batch) {
+                if constexpr (ADJ) {
+                    if (g.adj)
+                        soa_tile<T, RT, EW, true, false, true, true>(g, base, i0, nr);
+                    else
+                        soa_tile<T, RT, EW, true, false, true>(g, base, i0, nr);
+                } else if constexpr (RT == 4 && EW == 1) {
                     if (nr == RT)
                         soa_tile<T, RT, EW, true, true>(g, base, i0, RT);
                     else
@@ -214,7 +251,7 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
                     soa_tile<T, RT, EW, true>(g, base, i0, nr);
                 }
             } else
-                soa_tile<T, RT, EW, false>(g, base, i0, nr);
+                soa_tile<T, RT, EW, false, false, ADJ>(g, base, i0, nr);
         }
 }
 
@@ -710,11 +747,13 @@ const void *soa_split_kernel(int rt) {
     }
 }
 
-// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1; f32 RT = 1: or 2.
+// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1; f32 RT = 1: or 4
+// adjacent.
 template <class T>
 const void *soa_kernel(int rt, int ew) {
-    if constexpr (sizeof(T) == 4)
-        if (rt == 1 && ew == 2) return reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 2>);
+    if constexpr (sizeof(T) == 4) {
+        if (rt == 1 && ew == 4) return reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 4, true>);
+    }
     auto pick = [&](auto rt_c) -> const void * {
         constexpr int RT = decltype(rt_c)::value;
         return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 1>)
@@ -803,10 +842,12 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         int rt = int(std::min<int64_t>(8, pow2ceil(o.rows)));
         int ew = 8 / rt, w = 1;
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
-        // f32 rows of 1 (dot) that 2 elements per thread still fill: twice the bytes in
-        // flight, half the grid-stride rounds (dot n = 160 B = 838860: 1.55 rounds, was
-        // 3.1, its last a tenth of the threads; the shape of f64 n = 160, 98 %).
-        if (sizeof(T) == 4 && rt == 1 && ew == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 2;
+        // f32 rows of 1 (dot) that 2 elements per thread would still fill: 4 adjacent
+        // elements per thread, each entry's 4 in one 16-byte load (dot n = 160 B = 838860:
+        // one round of 209715 threads, where 1 per thread took 3.1 grid-stride rounds, the
+        // last a tenth of the threads, and 2 per thread 32 apart 1.55; the shape of f64
+        // n = 160, 98 %).
+        if (sizeof(T) == 4 && rt == 1 && ew == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 4;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
         if (ew == 1) {
@@ -836,15 +877,20 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
             if (rt == 8 && w < 32 && groups * 32 * w * 2 <= fill) rt = 4, w *= 2;
         }
         k.fn = soa_kernel<T>(rt, ew);
+        const bool adj = sizeof(T) == 4 && rt == 1 && ew == 4;
         k.model = w == 1 ? Model::ThreadPerElement : Model::BlockPerElement;
         k.group = w;
         k.unit_threads = 32 * w;
         k.unit_elements = 32 * ew;
-        k.name = fmt::format("{}_soa<{}, {} rows x {} elements per thread, {} warps per {} elements>", op, tn, rt,
-                             ew, w, 32 * ew);
-        k.why = w == 1 ? fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads covering "
-                                     "32 consecutive elements, {} row sums in registers",
-                                     ew, rt)
+        k.name = fmt::format("{}_soa<{}, {} rows x {} {}elements per thread, {} warps per {} elements>", op, tn, rt,
+                             ew, adj ? "adjacent " : "", w, 32 * ew);
+        k.why = w == 1 ? (adj ? fmt::format("SoA: one thread per element ({} adjacent per thread, each entry's {} "
+                                            "in one load of {} bytes), a warp's loads covering {} consecutive "
+                                            "elements, {} row sums in registers",
+                                            ew, ew, std::min(16, 4 * ew), 32 * ew, rt)
+                              : fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads "
+                                            "covering 32 consecutive elements, {} row sums in registers",
+                                            ew, rt))
                        : fmt::format("SoA, {} elements of {} rows: {} warps share each 32 elements, one or more "
                                      "row tiles of {} each{}",
                                      o.batch, o.rows, w, rt, groups * 32 * w <= fill ? ", to fill the device" : "");
@@ -918,6 +964,10 @@ void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T>
     if (o.soa) {
         SoaArgs<T> w{};
         static_cast<Args<T> &>(w) = g;
+        // Kernels that read a thread's elements adjacent: each entry's run in 8- or 16-byte
+        // loads where the arrays and every entry's offset line up on 16 bytes.
+        auto on16 = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+        w.adj = on16(g.a) && on16(g.x) && g.ar % 4 == 0 && g.ac % 4 == 0 && g.xi % 4 == 0;
         launch_planned(cfg, stream, w, what);
     } else {
         launch_planned(cfg, stream, g, what);

@@ -212,6 +212,12 @@ std::vector<Case> all_cases() {
     // SoA C of 9..16: batches ending inside a unit and a block.
     cs.push_back(Case{16, 16, 16, 1029, false, false, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{14, 16, 21, 37, false, true, true, false, 0, 1, 1.0, 0.5});
+    // SoA pipelined tiles, whole stages copied by fixed pieces (strides on 16 bytes, f32
+    // and f64): transposed operands in both orders, k in several whole slices, a batch
+    // ending inside a group (its last stages walked).
+    cs.push_back(Case{16, 16, 16, 1027, true, true, true, true, 0, 1, 1.0, 0.5});
+    cs.push_back(Case{32, 32, 24, 203, true, false, true, false, 0, 1, -0.75, 0.0});
+    cs.push_back(Case{64, 64, 16, 45, false, true, true, true, 0, 3, 1.0, 1.0});
     return cs;
 }
 

@@ -124,9 +124,11 @@ std::vector<DotCase> dot_cases() {
     // Batches for several grid-stride rounds of the device: thread-per-element SoA, a
     // warp-group of 2..4 lanes on packed aligned and misaligned AoS, warp-per-element.
     cs.push_back(DotCase{3, 600001, true, 0, 0, 0, 0});
-    // f32 SoA, 2 elements per thread (batches of 2 to 8 x 1024 per SM: 270336 .. 1081343 on 132 SMs),
-    // padded strides, an offset, the last group's second element past the batch.
     cs.push_back(DotCase{11, 300037, true, 1, 2, 1, 0});
+    // f32 SoA, 4 adjacent elements per thread (batches of 4 to 16 x 1024 per SM: 540672 ..
+    // 2162687 on 132 SMs): on the 16-byte grid (strides multiples of 4: one 16-byte load
+    // an entry; above, entry by entry), the last thread's last 3 elements past the batch.
+    cs.push_back(DotCase{3, 600001, true, 3, 3, 0, 0});
     cs.push_back(DotCase{16, 200003, false, 0, 0, 0, 0});
     cs.push_back(DotCase{17, 100003, false, 0, 0, 1, 1});
     cs.push_back(DotCase{8, 150001, false, 0, 0, 0, 2});
