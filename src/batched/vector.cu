@@ -8,10 +8,9 @@
 //
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
-//     of EW elements 32 apart in registers (RT x EW = 8; f32 rows of 1 where 8 would not
-//     fill the device and 2 would: EW = 4 adjacent elements, each entry's 4 in one 16-byte
-//     load, one grid-stride round, not 3.1 with a tenth of the threads in the last: dot
-//     n = 160). Few elements: EW = 1, and W
+//     of EW elements 32 apart in registers (RT x EW = 8; f32 rows of 1 where 2 would
+//     fill the device: EW = 4 adjacent elements, each entry's 4 in one 16-byte load, a
+//     warp's load 512 bytes, where 32 apart it was 128). Few elements: EW = 1, and W
 //     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
 //     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
@@ -843,11 +842,11 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         int ew = 8 / rt, w = 1;
         if ((o.batch + 32 * ew - 1) / (32 * ew) * 32 < fill) ew = 1;
         // f32 rows of 1 (dot) that 2 elements per thread would still fill: 4 adjacent
-        // elements per thread, each entry's 4 in one 16-byte load (dot n = 160 B = 838860:
-        // one round of 209715 threads, where 1 per thread took 3.1 grid-stride rounds, the
-        // last a tenth of the threads, and 2 per thread 32 apart 1.55; the shape of f64
-        // n = 160, 98 %).
-        if (sizeof(T) == 4 && rt == 1 && ew == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 4;
+        // elements per thread, each entry's 4 in one 16-byte load, a warp's load 512 bytes.
+        // H100: n = 160 B = 838860 0.407 -> 0.386 ms (one round of 209715 threads, where 2
+        // per thread 32 apart took 1.55 grid-stride rounds); n = 16..64 (was 8 per thread
+        // 32 apart, 128 bytes a load) 0.413 -> 0.397, 0.403 -> 0.386, 0.396 -> 0.377.
+        if (sizeof(T) == 4 && rt == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 4;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
         if (ew == 1) {

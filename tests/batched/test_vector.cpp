@@ -125,10 +125,12 @@ std::vector<DotCase> dot_cases() {
     // warp-group of 2..4 lanes on packed aligned and misaligned AoS, warp-per-element.
     cs.push_back(DotCase{3, 600001, true, 0, 0, 0, 0});
     cs.push_back(DotCase{11, 300037, true, 1, 2, 1, 0});
-    // f32 SoA, 4 adjacent elements per thread (batches of 4 to 16 x 1024 per SM: 540672 ..
-    // 2162687 on 132 SMs): on the 16-byte grid (strides multiples of 4: one 16-byte load
+    // f32 SoA, 4 adjacent elements per thread (batches from 4 x 1024 per SM: 540672 on
+    // 132 SMs): on the 16-byte grid (strides multiples of 4: one 16-byte load
     // an entry; above, entry by entry), the last thread's last 3 elements past the batch.
     cs.push_back(DotCase{3, 600001, true, 3, 3, 0, 0});
+    // ... and in several grid-stride rounds (past 2 x 4 x 2048 elements per SM).
+    cs.push_back(DotCase{2, 2200003, true, 1, 1, 0, 0});
     cs.push_back(DotCase{16, 200003, false, 0, 0, 0, 0});
     cs.push_back(DotCase{17, 100003, false, 0, 0, 1, 1});
     cs.push_back(DotCase{8, 150001, false, 0, 0, 0, 2});
