@@ -329,8 +329,10 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  * rows (column-major). In AoS, stride is the element stride, at least the element's
  * extent; in SoA it is the batch stride, at least `batch`: entry (i, j) of consecutive
  * elements is contiguous, so GPU threads that each own an element load together. A SoA
- * stride that is a multiple of 32 keeps every run on whole memory lines (the fastest;
- * any stride >= batch is correct). Fortran and LAPACK users pass ORDER_COL_MAJOR.
+ * stride that is a multiple of 32 keeps every run on whole memory lines, and arrays on
+ * 16-byte boundaries (as cudaMalloc's are) let the CUDA kernels move 16 bytes of
+ * consecutive elements at a time (the fastest; any stride >= batch and any alignment of
+ * the dtype is correct). Fortran and LAPACK users pass ORDER_COL_MAJOR.
  *
  * Accuracy: each entry is computed in the element type, its k products summed in order
  * (except on CUDA for double AoS elements whose C is larger than 32 x 32 with k > 16: the
