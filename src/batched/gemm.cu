@@ -917,7 +917,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
-    const int u = blockDim.x / P::S, t = threadIdx.x;
+    const int u = blockDim.x / P::S, t = threadIdx.x, ppe = u * P::QVU;  // ppe: 16-byte pieces of a group's entry
     // A warp's 32 / QV positions are 4 x 4 squares of (row, column) owners: its shared loads
     // of A and of B then cover 128 bytes each.
     const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, sq = pos / 16, in_sq = pos % 16;
@@ -943,7 +943,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     int64_t ga = 0, gb = 0, da = 0, db = 0;
     int sa = 0, sb = 0;
     if (fixed) {
-        const int ppe = u * P::QVU, en = t / ppe, qi = (t - en * ppe) * V;
+        const int en = t / ppe, qi = (t - en * ppe) * V;
         const int i = en / KS, la = en - i * KS, lb = en / NT, j = en - lb * NT;
         ga = (g.a.swap ? int64_t(la) * g.a.ld + i : int64_t(i) * g.a.ld + la) * g.a.stride + qi;
         da = int64_t(RA) * (g.a.swap ? 1 : g.a.ld) * g.a.stride;
@@ -953,24 +953,26 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
         sb = (qi / E) * UNIT + MT * KSP * E + (lb * NT + j) * E + qi % E;
     }
 
-    // STAGE_C with 8 pieces an entry (a group's run of an entry: 128 bytes): a finished
-    // pair's sums go to shared memory (piece x of entry en at piece x ^ (en % 8) of the
-    // entry's run: the writers' 4 x 4 squares of entries spread over the banks), and after
-    // the next barrier the block stores them, each entry's run in 8 consecutive threads'
-    // 16-byte stores (whole lines), where each thread's own stores covered 16 entries a
-    // warp, a sector each (H100 f64 16 x 16: 0.348 -> 0.343 ms, L2 throughput 80 -> 74 %).
+    // STAGE_C: a finished pair's sums go to shared memory (the ppe pieces of an entry's
+    // run of the group, piece x of entry en at piece x ^ (en & swz): with 8 pieces (the
+    // block of 4 units: 128 bytes) the writers' 4 x 4 squares of entries spread over the
+    // banks), and after the next barrier the block stores them, each entry's run in ppe
+    // consecutive threads' 16-byte stores (whole lines), where each thread's own stores
+    // covered 16 entries a warp, a sector each (H100 f64 16 x 16: 0.348 -> 0.343 ms, L2
+    // throughput 80 -> 74 %).
     T *const cbuf = sh + STAGES * stage_size;
-    const bool stage_c = P::STAGE_C && u * P::QVU == 8;
+    constexpr bool stage_c = P::STAGE_C;
+    const int swz = ppe % 8 == 0 ? 7 : ppe % 4 == 0 ? 3 : ppe % 2 == 0 ? 1 : 0;
     int pend_grp = -1, pend_i0 = 0, pend_j0 = 0;  // the pair whose C waits in cbuf
     auto copy_out = [&]() {
         const bool read_c = g.beta != T(0);
-        for (int pc = t; pc < MT * NT * 8; pc += int(blockDim.x)) {
-            const int en = pc >> 3, x = pc & 7, r = en / NT, c = en - r * NT;
+        for (int pc = t; pc < MT * NT * ppe; pc += int(blockDim.x)) {
+            const int en = pc / ppe, x = pc - en * ppe, r = en / NT, c = en - r * NT;
             const int row = pend_i0 + r, col = pend_j0 + c;
             const int64_t e = int64_t(pend_grp) * eb + x * V;
             if (row < m && col < n && e < g.batch) {
                 T v[V];
-                ld16(cbuf + en * eb + (x ^ (en & 7)) * V, v);
+                ld16(cbuf + en * eb + (x ^ (en & swz)) * V, v);
                 store_piece(g.c + (int64_t(row) * g.ldc + col) * g.sc + e, v, g.vec_c && e + V <= g.batch,
                             int(min(int64_t(V), g.batch - e)), read_c, g.alpha, g.beta);
             }
@@ -1069,7 +1071,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
 #pragma unroll
                     for (int j = 0; j < TN; ++j) {
                         const int en = (ty + TY * i) * NT + tx + TX * j, x = q * QV + qv;
-                        st16(cbuf + en * eb + (x ^ (en & 7)) * V, acc[i][j]);
+                        st16(cbuf + en * eb + (x ^ (en & swz)) * V, acc[i][j]);
                     }
                 pend_grp = grp, pend_i0 = i0, pend_j0 = j0;
             } else if (e < g.batch) {

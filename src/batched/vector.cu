@@ -153,9 +153,10 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 
 // ---------------------------------------------------------------------------------
 // SoA: thread-per-element, EW elements per thread 32 apart (each load of a warp still
-// covers 32 consecutive elements; EW multiplies the bytes in flight for small elements);
-// a group of W warps shares 32 EW consecutive elements and splits their row tiles of RT
-// rows.
+// covers 32 consecutive elements; EW multiplies the bytes in flight for small elements),
+// or with ADJ EW adjacent ones (f32 rows of 1: a warp's 16-byte loads cover 128
+// consecutive elements); a group of W warps shares 32 EW consecutive elements and splits
+// their row tiles of RT rows.
 
 // One row tile [i0, i0 + nr) of elements base + ES j (j < EW; FULL: all in the batch),
 // ES = 32, or 1 with ADJ (a thread's EW elements adjacent; VL: each entry's EW of them in
@@ -746,17 +747,18 @@ const void *soa_split_kernel(int rt) {
     }
 }
 
-// The SoA kernel of RT rows by EW elements per thread: EW = 8 / RT, or 1; f32 RT = 1: or 4
-// adjacent.
+// The SoA kernel of RT rows by EW elements per thread: EW = 1, or 8 / RT (f32 RT = 1: 4
+// adjacent, see select_kernel).
 template <class T>
 const void *soa_kernel(int rt, int ew) {
-    if constexpr (sizeof(T) == 4) {
-        if (rt == 1 && ew == 4) return reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 4, true>);
-    }
     auto pick = [&](auto rt_c) -> const void * {
         constexpr int RT = decltype(rt_c)::value;
-        return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 1>)
-                       : reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 8 / RT>);
+        if constexpr (sizeof(T) == 4 && RT == 1)
+            return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 1>)
+                           : reinterpret_cast<const void *>(&vec_soa_kernel<T, 1, 4, true>);
+        else
+            return ew == 1 ? reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 1>)
+                           : reinterpret_cast<const void *>(&vec_soa_kernel<T, RT, 8 / RT>);
     };
     switch (rt) {
     case 1: return pick(std::integral_constant<int, 1>());

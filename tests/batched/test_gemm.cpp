@@ -212,12 +212,17 @@ std::vector<Case> all_cases() {
     // SoA C of 9..16: batches ending inside a unit and a block.
     cs.push_back(Case{16, 16, 16, 1029, false, false, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{14, 16, 21, 37, false, true, true, false, 0, 1, 1.0, 0.5});
-    // SoA pipelined tiles, whole stages copied by fixed pieces (strides on 16 bytes, f32
-    // and f64): transposed operands in both orders, k in several whole slices, a batch
-    // ending inside a group (its last stages walked).
-    cs.push_back(Case{16, 16, 16, 1027, true, true, true, true, 0, 1, 1.0, 0.5});
-    cs.push_back(Case{32, 32, 24, 203, true, false, true, false, 0, 1, -0.75, 0.0});
-    cs.push_back(Case{64, 64, 16, 45, false, true, true, true, 0, 3, 1.0, 1.0});
+    // SoA pipelined tiles, whole stages copied by fixed pieces: batches that are multiples
+    // of 4 (host arrays are staged with the batch as the stride: on the 16-byte grid for
+    // f32 and f64), ending inside a group (its last stages walked): 16 x 16 with both
+    // operands transposed and with C column-major (swapped operands), C through shared
+    // memory whole pieces at a time, beta read; k in one slice over more groups than
+    // blocks (a pair finishing every iteration); f32 8 x 8; 64 x 64 in four tiles.
+    cs.push_back(Case{16, 16, 16, 1028, true, true, true, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{16, 16, 16, 2052, false, false, true, false, 0, 0, -0.75, 0.0});
+    cs.push_back(Case{16, 16, 8, 8196, false, false, true, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{8, 8, 8, 3004, false, false, true, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{64, 64, 16, 44, false, true, true, true, 0, 0, 1.0, 1.0});
     return cs;
 }
 

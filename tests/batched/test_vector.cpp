@@ -124,13 +124,14 @@ std::vector<DotCase> dot_cases() {
     // Batches for several grid-stride rounds of the device: thread-per-element SoA, a
     // warp-group of 2..4 lanes on packed aligned and misaligned AoS, warp-per-element.
     cs.push_back(DotCase{3, 600001, true, 0, 0, 0, 0});
+    // f32 SoA, 4 adjacent elements per thread (batches from 2 x 1024 per SM: 270336 on 132
+    // SMs): padded strides and an offset (host arrays are staged with the batch as the
+    // stride: an odd one here, so entry by entry), the last thread's elements past the
+    // batch; on the 16-byte grid (a batch that is a multiple of 4: one 16-byte load an
+    // entry), in one grid-stride round and in several.
     cs.push_back(DotCase{11, 300037, true, 1, 2, 1, 0});
-    // f32 SoA, 4 adjacent elements per thread (batches from 4 x 1024 per SM: 540672 on
-    // 132 SMs): on the 16-byte grid (strides multiples of 4: one 16-byte load
-    // an entry; above, entry by entry), the last thread's last 3 elements past the batch.
-    cs.push_back(DotCase{3, 600001, true, 3, 3, 0, 0});
-    // ... and in several grid-stride rounds (past 2 x 4 x 2048 elements per SM).
-    cs.push_back(DotCase{2, 2200003, true, 1, 1, 0, 0});
+    cs.push_back(DotCase{3, 600004, true, 3, 3, 0, 0});
+    cs.push_back(DotCase{2, 2200004, true, 1, 1, 0, 0});
     cs.push_back(DotCase{16, 200003, false, 0, 0, 0, 0});
     cs.push_back(DotCase{17, 100003, false, 0, 0, 1, 1});
     cs.push_back(DotCase{8, 150001, false, 0, 0, 0, 2});
@@ -245,6 +246,10 @@ std::vector<GemvCase> gemv_cases() {
     cs.push_back(GemvCase{16, 16, 40009, false, false, true, 0, 0, 0, -0.5, 0.0});
     cs.push_back(GemvCase{8, 3, 100003, false, false, false, 0, 0, 0, 1.0, 1.0});
     cs.push_back(GemvCase{64, 64, 5003, false, true, false, 0, 0, 0, 1.0, 0.0});
+    // f32 SoA, one row of A: 4 adjacent elements per thread (as dot), beta read, on the
+    // 16-byte grid (the staged stride, the batch, a multiple of 4) and off it.
+    cs.push_back(GemvCase{1, 7, 300004, false, true, true, 0, 0, 0, 1.5, 0.5});
+    cs.push_back(GemvCase{1, 5, 300003, false, true, false, 0, 0, 0, -0.75, 1.0});
     // The flat AoS kernel (contiguous rows on the 16-byte grid, enough elements): rows of
     // 2 floats two to a lane (3 rows: a half chunk), rows padded to a power of two of
     // slots, 1 to 4 chunks per lane, idle lanes (n = 12), partial chunks (n = 6, ld 8),
