@@ -885,7 +885,6 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
 template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES>
 struct SoaPipe {
     static constexpr int V = 16 / int(sizeof(T)), E = QV * V;  // elements per unit (16 or 32 bytes an entry)
-    static constexpr int QVU = QV;                             // 16-byte pieces of an entry per unit
     static constexpr int S = QV * TY * TX;                     // threads per unit
     static constexpr int MT = TY * TM, NT = TX * TN;           // the C tile
     static constexpr int KSP = KS | 1;  // A's row stride in entries (odd: a warp's rows on distinct banks)
@@ -917,7 +916,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const sh = reinterpret_cast<T *>(smem_raw);
 
-    const int u = blockDim.x / P::S, t = threadIdx.x, ppe = u * P::QVU;  // ppe: 16-byte pieces of a group's entry
+    const int u = blockDim.x / P::S, t = threadIdx.x, ppe = u * QV;  // ppe: 16-byte pieces of a group's entry
     // A warp's 32 / QV positions are 4 x 4 squares of (row, column) owners: its shared loads
     // of A and of B then cover 128 bytes each.
     const int q = t / P::S, loc = t % P::S, qv = loc % QV, pos = loc / QV, sq = pos / 16, in_sq = pos % 16;
@@ -961,7 +960,6 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     // covered 16 entries a warp, a sector each (H100 f64 16 x 16: 0.348 -> 0.343 ms, L2
     // throughput 80 -> 74 %).
     T *const cbuf = sh + STAGES * stage_size;
-    constexpr bool stage_c = P::STAGE_C;
     const int swz = ppe % 8 == 0 ? 7 : ppe % 4 == 0 ? 3 : ppe % 2 == 0 ? 1 : 0;
     int pend_grp = -1, pend_i0 = 0, pend_j0 = 0;  // the pair whose C waits in cbuf
     auto copy_out = [&]() {
@@ -1064,7 +1062,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
         const int2 o = ONE_ACROSS ? cur.origin<MT, NT>(tn) : make_int2(cur.tile / tn * MT, cur.tile % tn * NT);
         const int i0 = o.x, j0 = o.y, grp = cur.grp;
         if (cur.next<KS, STAGES>(k, tiles)) {
-            if (stage_c) {
+            if constexpr (P::STAGE_C) {
                 if (slices == 1) __syncthreads();  // this iteration's copy_out has read cbuf
 #pragma unroll
                 for (int i = 0; i < TM; ++i)

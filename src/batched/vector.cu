@@ -109,6 +109,9 @@ static_assert(sizeof(SoaArgs<float>) > 128 && sizeof(SoaArgs<double>) > 128, "So
 template <class T, int RT, int EW>
 using SoaParam = std::conditional_t<std::is_same_v<T, float> && RT == 4 && EW == 2, Args<T>, SoaArgs<T>>;
 
+// An address on a 16-byte boundary (where 16-byte loads from it line up).
+bool on16(const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 template <class T>
 __device__ __forceinline__ int shift_of(const T *p) {
     return int((reinterpret_cast<uintptr_t>(p) / sizeof(T)) & (Vec<T>::n - 1));
@@ -154,13 +157,13 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 // ---------------------------------------------------------------------------------
 // SoA: thread-per-element, EW elements per thread 32 apart (each load of a warp still
 // covers 32 consecutive elements; EW multiplies the bytes in flight for small elements),
-// or with ADJ EW adjacent ones (f32 rows of 1: a warp's 16-byte loads cover 128
+// or with ADJ EW adjacent ones (f32 rows of 1, EW = 4: a warp's 16-byte loads cover 128
 // consecutive elements); a group of W warps shares 32 EW consecutive elements and splits
 // their row tiles of RT rows.
 
 // One row tile [i0, i0 + nr) of elements base + ES j (j < EW; FULL: all in the batch),
 // ES = 32, or 1 with ADJ (a thread's EW elements adjacent; VL: each entry's EW of them in
-// one load of EW x sizeof(T) bytes, where g.adj says the addresses line up).
+// one 16-byte load, where g.adj says the addresses line up).
 // Rows past nr repeat row i0 (the same lines: no extra traffic, no guard in the loop);
 // their sums are dropped. ROWS (nr = RT): row offsets t ar free of the thread's state
 // (uniform registers); used by the tiles of 4 rows for few elements only (f64 n = 64
@@ -169,7 +172,7 @@ __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
 template <class T, int RT, int EW, bool FULL, bool ROWS = false, bool ADJ = false, bool VL = false>
 __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0, int nr) {
     constexpr int ES = ADJ ? 1 : 32;
-    static_assert(!VL || (ADJ && FULL && sizeof(T) == 4 && (EW == 2 || EW % 4 == 0)), "8- or 16-byte loads of floats");
+    static_assert(!VL || (ADJ && FULL && EW == Vec<T>::n), "one 16-byte load an entry");
     double acc[EW][RT];
 #pragma unroll
     for (int j = 0; j < EW; ++j)
@@ -182,19 +185,13 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
 #pragma unroll
     for (int j = 0; j < EW; ++j) ok[j] = FULL || base + ES * j < g.batch;
     const T *ap = g.a + base + i0 * g.ar, *xp = g.x + base;
-    // The EW entries of consecutive elements at p, as doubles.
+    // The EW entries of consecutive elements at p (on 16 bytes), as doubles.
     auto load_run = [](const T *p, double(&v)[EW]) {
         if constexpr (VL) {
-            // One 8-byte load (2 floats), or 16-byte loads.
-            using W = std::conditional_t<EW * sizeof(T) == 8, float2, typename Vec<T>::type>;
-            constexpr int NW = int(EW * sizeof(T) / sizeof(W)), PW = int(sizeof(W) / sizeof(T));
+            T w[EW];
+            load_vec(p, w);
 #pragma unroll
-            for (int q = 0; q < NW; ++q) {
-                const W w = __ldg(reinterpret_cast<const W *>(p) + q);
-                const T *const e = reinterpret_cast<const T *>(&w);
-#pragma unroll
-                for (int j = 0; j < PW; ++j) v[q * PW + j] = double(e[j]);
-            }
+            for (int j = 0; j < EW; ++j) v[j] = double(w[j]);
         }
     };
 #pragma unroll 2
@@ -886,9 +883,9 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
         k.name = fmt::format("{}_soa<{}, {} rows x {} {}elements per thread, {} warps per {} elements>", op, tn, rt,
                              ew, adj ? "adjacent " : "", w, 32 * ew);
         k.why = w == 1 ? (adj ? fmt::format("SoA: one thread per element ({} adjacent per thread, each entry's {} "
-                                            "in one load of {} bytes), a warp's loads covering {} consecutive "
+                                            "in one 16-byte load), a warp's loads covering {} consecutive "
                                             "elements, {} row sums in registers",
-                                            ew, ew, std::min(16, 4 * ew), 32 * ew, rt)
+                                            ew, ew, 32 * ew, rt)
                               : fmt::format("SoA: one thread per element ({} per thread, 32 apart), a warp's loads "
                                             "covering 32 consecutive elements, {} row sums in registers",
                                             ew, rt))
@@ -965,9 +962,8 @@ void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T>
     if (o.soa) {
         SoaArgs<T> w{};
         static_cast<Args<T> &>(w) = g;
-        // Kernels that read a thread's elements adjacent: each entry's run in 8- or 16-byte
-        // loads where the arrays and every entry's offset line up on 16 bytes.
-        auto on16 = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+        // Kernels that read a thread's elements adjacent: each entry's run in one 16-byte
+        // load where the arrays and every entry's offset line up on 16 bytes.
         w.adj = on16(g.a) && on16(g.x) && g.ar % 4 == 0 && g.ac % 4 == 0 && g.xi % 4 == 0;
         launch_planned(cfg, stream, w, what);
     } else {
@@ -983,7 +979,6 @@ bool launch_flat(const Op &o, const CudaConfig &cfg, void *stream, const void *a
     const FlatShape f = flat_shape<T>(o);
     if (f.gl == 0 || cfg.kernel != flat_kernel<T>(f)) return false;
     constexpr int V = Vec<T>::n;
-    auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     FlatArgs<T> g{};
     g.a = static_cast<const T *>(a);
     g.x = static_cast<const T *>(x);
@@ -994,7 +989,7 @@ bool launch_flat(const Op &o, const CudaConfig &cfg, void *stream, const void *a
     g.alpha = alpha, g.beta = beta;
     g.batch = o.batch;
     // flat_shape: ae and ar on the chunk grid; RC = 2 loads x entry by entry.
-    g.vec = aligned(a) && (f.rc == 2 || (aligned(x) && xe % V == 0));
+    g.vec = on16(a) && (f.rc == 2 || (on16(x) && xe % V == 0));
     g.tail = f.rc == 1 ? o.cols % V != 0 : o.rows % f.rc != 0;
     launch_planned(cfg, stream, g, what);
     return true;
