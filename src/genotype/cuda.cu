@@ -8,7 +8,8 @@
 // conflict-free), derive the planes each term pairs in registers, and each warp
 // accumulates 64 x 32 pairs; the epilogue turns the counts into the metric's value with
 // the functor the host engines use (metrics.hpp), so the values are the host's bit for
-// bit. With A = B only the tiles on and above the diagonal run, each pair written to
+// bit. Pairs of tiles whose rows hold no missing call take the allele-count metrics from
+// the rows' sums and two plane pairs instead of four (kAlleleForm). With A = B only the tiles on and above the diagonal run, each pair written to
 // both triangles. PLINK's weighted scaling needs, per pair, the weight of the variants
 // missing in both rows: a sparse kernel sums it from per-variant masks of the missing
 // rows (work proportional to the number of such (pair, variant) events, d n1 n2 p^2 for
@@ -16,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <fmt/format.h>
 
 #include "cuda/device.hpp"
@@ -89,6 +91,15 @@ template <> struct TermsOf<metric::NonMissing> {
 template <class M> constexpr bool kFlat = false;
 template <int K> constexpr bool kFlat<metric::Plink<K, false>> = true;
 
+// Where neither tile of rows holds a missing call, the allele count takes half the MMAs:
+// x and y are binary, so |x_a - x_b| = x_a + x_b - 2 x_a x_b, and over the variants
+//   sum |g_a - g_b| = S_a + S_b - 2 (popc(X_a & X_b) + popc(Y_a & Y_b)),
+// with S the row sums of X and Y (to_planes); two plane pairs a k-step, no derived
+// planes, C not staged. (With missing calls S would depend on the other row's calls.)
+template <class M> constexpr bool kAlleleForm = false;
+template <> constexpr bool kAlleleForm<metric::AlleleCount> = true;
+template <int K, bool W> constexpr bool kAlleleForm<metric::Plink<K, W>> = true;
+
 __device__ __forceinline__ uint32_t even_bits32(uint64_t x) {
     x &= 0x5555555555555555ULL;
     x = (x | (x >> 1)) & 0x3333333333333333ULL;
@@ -114,42 +125,63 @@ __device__ __forceinline__ void code_bits(const uint8_t *p, int64_t bytes, int64
     lo = even_bits32(v), hi = even_bits32(v >> 1);
 }
 
-// One thread per (row, plane word): planes[(row * 3 + p) * kw + w] for X, Y, C, and,
-// with weights, the row's missing weight (uint32, wrapping: exact mod 2^32) and a flag
-// per tile of rows holding a missing call (both zeroed by the caller).
+// One thread per (row, plane word): planes[(row * 3 + p) * kw + w] for X, Y, C; per row
+// its sum of X and Y (sum g over its calls: the allele form's row sums, below) and a
+// flag per tile of rows holding a missing call, and, with weights, the row's missing
+// weight (uint32, wrapping: exact mod 2^32); the caller zeroes the sums and flags. kw is
+// a multiple of 8, so each aligned group of 8 lanes works on one row: it adds its sum
+// with one atomic.
 __global__ void to_planes(const uint8_t *__restrict__ packed, int64_t pitch, int64_t n, int64_t d, int64_t kw,
-                          uint32_t *__restrict__ planes, const uint32_t *__restrict__ weights,
-                          uint32_t *__restrict__ wmiss, uint32_t *__restrict__ tile_missing) {
-    const int64_t bytes = (d + 3) / 4;
-    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < n * kw;
+                          uint32_t *__restrict__ planes, uint32_t *__restrict__ rowsum,
+                          uint32_t *__restrict__ tile_missing, const uint32_t *__restrict__ weights,
+                          uint32_t *__restrict__ wmiss) {
+    const int64_t bytes = (d + 3) / 4, total = n * kw;
+    const int lane = threadIdx.x & 31;
+    // The loop runs warp-uniformly (the shuffles below take every lane).
+    for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t - lane < total;
          t += int64_t(gridDim.x) * blockDim.x) {
-        const int64_t row = t / kw, w = t % kw;
-        uint32_t lo, hi;
-        code_bits(packed + row * pitch, bytes, w, lo, hi);
-        const uint32_t valid = valid_word(w, d), called = (hi | ~lo) & valid;
-        uint32_t *out = planes + row * NP * kw + w;
-        out[0] = hi & valid;
-        out[kw] = hi & lo & valid;
-        out[2 * kw] = called;
-        if (weights && (valid & ~called)) {
-            uint32_t sum = 0;
-            for (uint32_t miss = valid & ~called; miss; miss &= miss - 1) sum += weights[32 * w + __ffs(miss) - 1];
-            atomicAdd(&wmiss[row], sum);
-            tile_missing[row / BM] = 1u;
+        const bool in = t < total;
+        const int64_t row = in ? t / kw : 0, w = in ? t % kw : 0;
+        uint32_t sum = 0;
+        if (in) {
+            uint32_t lo, hi;
+            code_bits(packed + row * pitch, bytes, w, lo, hi);
+            const uint32_t valid = valid_word(w, d), called = (hi | ~lo) & valid;
+            const uint32_t x = hi & valid, y = hi & lo & valid;
+            uint32_t *out = planes + row * NP * kw + w;
+            out[0] = x;
+            out[kw] = y;
+            out[2 * kw] = called;
+            sum = __popc(x) + __popc(y);
+            if (valid & ~called) {
+                tile_missing[row / BM] = 1u;
+                if (weights) {
+                    uint32_t ws = 0;
+                    for (uint32_t miss = valid & ~called; miss; miss &= miss - 1) ws += weights[32 * w + __ffs(miss) - 1];
+                    atomicAdd(&wmiss[row], ws);
+                }
+            }
         }
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 4);
+        if (in && (lane & 7) == 0 && sum) atomicAdd(&rowsum[row], sum);
     }
 }
 
 // Missing-row masks: masks[v * ld + r] bit b = row 32 r + b misses variant v (ld a
-// multiple of 4: a tile of 128 rows is one aligned uint4; rows past n miss nothing).
-// A warp per (r, plane word w): lane b loads row 32 r + b's C word, and 32 ballots
-// transpose the missing bits, one variant each.
+// multiple of 4: a tile of 128 rows is one aligned uint4; rows past n miss nothing),
+// only for the tiles of rows flagged as holding a missing call (missing_both reads no
+// other). A warp per (r, plane word w): lane b loads row 32 r + b's C word, and 32
+// ballots transpose the missing bits, one variant each.
 __global__ void missing_masks(const uint32_t *__restrict__ planes, int64_t n, int64_t d, int64_t kw, int64_t ld,
-                              uint32_t *__restrict__ masks) {
+                              const uint32_t *__restrict__ tile_missing, uint32_t *__restrict__ masks) {
+    static_assert(BM == 128, "four words of masks a tile of rows");
     const int lane = threadIdx.x & 31;
     const int64_t words = (d + 31) / 32, warps = int64_t(gridDim.x) * (blockDim.x / 32);
     for (int64_t t = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; t < ld * words; t += warps) {
         const int64_t r = t / words, w = t % words, row = 32 * r + lane;
+        if (!tile_missing[r / 4]) continue;  // uniform in the warp
         const uint32_t miss = row < n ? ~planes[(row * NP + 2) * kw + w] & valid_word(w, d) : 0u;
         uint32_t mine = 0;
 #pragma unroll
@@ -256,11 +288,11 @@ __device__ __forceinline__ uint32_t chunk_offset(int plane, int row, int chunk) 
 template <class M>
 __global__ void __launch_bounds__(THREADS, kFlat<M> ? 1 : 2)
 genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint32_t *__restrict__ pb, int64_t n2,
-             int64_t kw, const uint32_t *__restrict__ wmiss_a, const uint32_t *__restrict__ wmiss_b,
-             const uint32_t *__restrict__ tile_missing_a, const uint32_t *__restrict__ tile_missing_b, uint32_t W,
+             int64_t kw, uint32_t d, const uint32_t *__restrict__ rowsum_a, const uint32_t *__restrict__ rowsum_b,
+             const uint32_t *__restrict__ tile_missing_a, const uint32_t *__restrict__ tile_missing_b,
+             const uint32_t *__restrict__ wmiss_a, const uint32_t *__restrict__ wmiss_b, uint32_t W,
              typename M::out_t *__restrict__ D, int64_t ldd, int64_t tiles_j, int64_t ntiles, bool same,
              bool pair_stores) {
-    constexpr Terms T = TermsOf<M>::t;
     constexpr int NC = kFlat<M> ? 2 : 1;
     constexpr uint32_t kStageBytes = uint32_t(NP * (BM + BN) * 32);
     extern __shared__ __align__(16) uint8_t smem[];
@@ -273,23 +305,7 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
         int64_t ti, tj;
         tile_of(t, tiles_j, same, ti, tj);
         const int64_t i0 = ti * BM, j0 = tj * BN;
-
-        // Stage k-step ks into buffer ks % STAGES: 3 planes x (BM + BN) rows x 2 chunks.
-        // Thread (r, chunk) = (tid / 2, tid % 2) stages, for each plane, chunk `chunk` of row
-        // r of A's tile and of row r of B's (rows past the end repeat the last: their
-        // values are never written): two source rows, fixed for the tile.
-        static_assert(THREADS == 2 * BM && BM == BN, "a thread a row of A and of B, one chunk");
-        const int lrow = tid >> 1, lchunk = tid & 1;
-        const uint32_t *src_a = pa + std::min<int64_t>(i0 + lrow, n1 - 1) * NP * kw + 4 * lchunk;
-        const uint32_t *src_b = pb + std::min<int64_t>(j0 + lrow, n2 - 1) * NP * kw + 4 * lchunk;
-        auto load = [&](int64_t ks) {
-            const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
-#pragma unroll
-            for (int p = 0; p < NP; ++p) {
-                cp_async16(buf + chunk_offset(p, lrow, lchunk), src_a + p * kw + ks * KW);
-                cp_async16(buf + chunk_offset(p, BM + lrow, lchunk), src_b + p * kw + ks * KW);
-            }
-        };
+        const bool missing = tile_missing_a[ti] || tile_missing_b[tj];  // uniform in the block
 
         int acc[NC][4][4][4];
 #pragma unroll
@@ -301,67 +317,108 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
 #pragma unroll
                     for (int z = 0; z < 4; ++z) acc[c][x][y][z] = 0;
 
+        // The k-loop, with the terms of T (Fast: the allele form's X & X and Y & Y).
+        auto mainloop = [&](auto fast_c) {
+            constexpr bool Fast = decltype(fast_c)::value;
+            constexpr Terms T = TermsOf<M>::t;  // the lambda's own: no capture, no stack copy
+            constexpr int NS = Fast ? 2 : NP;  // planes staged: X, Y (, C)
+            // Stage k-step ks into buffer ks % STAGES: NS planes x (BM + BN) rows x 2
+            // chunks. Thread (r, chunk) = (tid / 2, tid % 2) stages, for each plane, chunk
+            // `chunk` of row r of A's tile and of row r of B's (rows past the end repeat
+            // the last: their values are never written): two source rows, fixed for the tile.
+            static_assert(THREADS == 2 * BM && BM == BN, "a thread a row of A and of B, one chunk");
+            const int lrow = tid >> 1, lchunk = tid & 1;
+            const uint32_t *src_a = pa + std::min<int64_t>(i0 + lrow, n1 - 1) * NP * kw + 4 * lchunk;
+            const uint32_t *src_b = pb + std::min<int64_t>(j0 + lrow, n2 - 1) * NP * kw + 4 * lchunk;
+            auto load = [&](int64_t ks) {
+                const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
 #pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < ksteps) load(s);
-            asm volatile("cp.async.commit_group;\n" ::);
-        }
-        // ldmatrix addresses: A fragments (16 rows x 256 bits) from lane's row
-        // (lane & 15), chunk lane >> 4; B fragments (two n8 tiles) from row
-        // (lane & 7) + 8 (lane >> 4), chunk (lane >> 3) & 1.
-        const int ar = 64 * wm + (lane & 15), ac = lane >> 4;
-        const int br = BM + 32 * wn + (lane & 7) + 8 * (lane >> 4), bc = (lane >> 3) & 1;
-        for (int64_t ks = 0; ks < ksteps; ++ks) {
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
-            __syncthreads();
-            if (ks + STAGES - 1 < ksteps) load(ks + STAGES - 1);
-            asm volatile("cp.async.commit_group;\n" ::);
-            const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
-            // B: the staged planes of the warp's 4 n8 tiles, then the planes the terms
-            // pair (and, flat, C for the second count), derived once.
-            uint32_t braw[NP][4][2], bd[T.nb + NC - 1][4][2];
-#pragma unroll
-            for (int p = 0; p < NP; ++p)
-#pragma unroll
-                for (int n2t = 0; n2t < 2; ++n2t)
-                    ldmatrix_x4(buf + chunk_offset(p, br + 16 * n2t, bc), braw[p][2 * n2t][0], braw[p][2 * n2t][1],
-                                braw[p][2 * n2t + 1][0], braw[p][2 * n2t + 1][1]);
-#pragma unroll
-            for (int k = 0; k < T.nb + NC - 1; ++k)
-#pragma unroll
-                for (int n8 = 0; n8 < 4; ++n8)
-#pragma unroll
-                    for (int r = 0; r < 2; ++r)
-                        bd[k][n8][r] = derive(k < T.nb ? T.b[k] : CALLED, braw[0][n8][r], braw[1][n8][r],
-                                              braw[2][n8][r]);
-            // A, one m16 tile at a time: its staged planes, each term's plane derived.
-#pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
-                uint32_t araw[NP][4];
-#pragma unroll
-                for (int p = 0; p < NP; ++p)
-                    ldmatrix_x4(buf + chunk_offset(p, ar + 16 * mt, ac), araw[p][0], araw[p][1], araw[p][2],
-                                araw[p][3]);
-#pragma unroll
-                for (int q = 0; q < T.n; ++q) {
-                    uint32_t af[4];
-#pragma unroll
-                    for (int r = 0; r < 4; ++r) af[r] = derive(T.a[q], araw[0][r], araw[1][r], araw[2][r]);
-#pragma unroll
-                    for (int n8 = 0; n8 < 4; ++n8) bmma(acc[0][mt][n8], af, bd[T.bi[q]][n8][0], bd[T.bi[q]][n8][1]);
+                for (int p = 0; p < NS; ++p) {
+                    cp_async16(buf + chunk_offset(p, lrow, lchunk), src_a + p * kw + ks * KW);
+                    cp_async16(buf + chunk_offset(p, BM + lrow, lchunk), src_b + p * kw + ks * KW);
                 }
-                if constexpr (NC > 1)
+            };
 #pragma unroll
-                    for (int n8 = 0; n8 < 4; ++n8) bmma(acc[1][mt][n8], araw[2], bd[T.nb][n8][0], bd[T.nb][n8][1]);
+            for (int s = 0; s < STAGES - 1; ++s) {
+                if (s < ksteps) load(s);
+                asm volatile("cp.async.commit_group;\n" ::);
             }
+            // ldmatrix addresses: A fragments (16 rows x 256 bits) from lane's row
+            // (lane & 15), chunk lane >> 4; B fragments (two n8 tiles) from row
+            // (lane & 7) + 8 (lane >> 4), chunk (lane >> 3) & 1.
+            const int ar = 64 * wm + (lane & 15), ac = lane >> 4;
+            const int br = BM + 32 * wn + (lane & 7) + 8 * (lane >> 4), bc = (lane >> 3) & 1;
+            for (int64_t ks = 0; ks < ksteps; ++ks) {
+                asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));
+                __syncthreads();
+                if (ks + STAGES - 1 < ksteps) load(ks + STAGES - 1);
+                asm volatile("cp.async.commit_group;\n" ::);
+                const uint32_t buf = base + uint32_t(ks % STAGES) * kStageBytes;
+                // B: the staged planes of the warp's 4 n8 tiles, then the planes the terms
+                // pair (and, flat, C for the second count), derived once.
+                constexpr int ND = Fast ? 1 : T.nb + NC - 1;
+                uint32_t braw[NS][4][2], bd[ND][4][2];
+#pragma unroll
+                for (int p = 0; p < NS; ++p)
+#pragma unroll
+                    for (int n2t = 0; n2t < 2; ++n2t)
+                        ldmatrix_x4(buf + chunk_offset(p, br + 16 * n2t, bc), braw[p][2 * n2t][0],
+                                    braw[p][2 * n2t][1], braw[p][2 * n2t + 1][0], braw[p][2 * n2t + 1][1]);
+                if constexpr (!Fast)
+#pragma unroll
+                    for (int k = 0; k < ND; ++k)
+#pragma unroll
+                        for (int n8 = 0; n8 < 4; ++n8)
+#pragma unroll
+                            for (int r = 0; r < 2; ++r)
+                                bd[k][n8][r] = derive(k < T.nb ? T.b[k] : CALLED, braw[0][n8][r], braw[1][n8][r],
+                                                      braw[NS - 1][n8][r]);
+                // A, one m16 tile at a time: its staged planes, each term's plane derived.
+#pragma unroll
+                for (int mt = 0; mt < 4; ++mt) {
+                    uint32_t araw[NS][4];
+#pragma unroll
+                    for (int p = 0; p < NS; ++p)
+                        ldmatrix_x4(buf + chunk_offset(p, ar + 16 * mt, ac), araw[p][0], araw[p][1], araw[p][2],
+                                    araw[p][3]);
+                    if constexpr (Fast) {
+#pragma unroll
+                        for (int p = 0; p < 2; ++p)
+#pragma unroll
+                            for (int n8 = 0; n8 < 4; ++n8) bmma(acc[0][mt][n8], araw[p], braw[p][n8][0], braw[p][n8][1]);
+                    } else {
+#pragma unroll
+                        for (int q = 0; q < T.n; ++q) {
+                            uint32_t af[4];
+#pragma unroll
+                            for (int r = 0; r < 4; ++r) af[r] = derive(T.a[q], araw[0][r], araw[1][r], araw[NS - 1][r]);
+#pragma unroll
+                            for (int n8 = 0; n8 < 4; ++n8)
+                                bmma(acc[0][mt][n8], af, bd[T.bi[q]][n8][0], bd[T.bi[q]][n8][1]);
+                        }
+                        if constexpr (NC > 1)
+#pragma unroll
+                            for (int n8 = 0; n8 < 4; ++n8)
+                                bmma(acc[1][mt][n8], araw[NS - 1], bd[T.nb][n8][0], bd[T.nb][n8][1]);
+                    }
+                }
+            }
+            asm volatile("cp.async.wait_group 0;\n" ::);
+            __syncthreads();  // the buffers are refilled by the next tile
+        };
+        const bool fast = kAlleleForm<M> && !missing;
+        if constexpr (kAlleleForm<M>) {
+            if (fast) mainloop(std::true_type{});
+            else mainloop(std::false_type{});
+        } else {
+            mainloop(std::false_type{});
         }
-        asm volatile("cp.async.wait_group 0;\n" ::);
-        __syncthreads();  // the buffers are refilled by the next tile
 
         // Epilogue: fragment (mt, n8) element e is row 16 mt + lane / 4 + 8 (e / 2),
-        // column 8 n8 + 2 (lane % 4) + e % 2 of the warp tile. Weighted: the weight
-        // missing in both rows, which missing_both left in D's own slot where any was
-        // (0 elsewhere). A = B: off the diagonal each value goes to both triangles; a
+        // column 8 n8 + 2 (lane % 4) + e % 2 of the warp tile. Fast: the count from the
+        // row sums (above), and, flat, all d variants called in both. Weighted: the
+        // weight missing in both rows, which missing_both left in D's own slot where any
+        // was (0 elsewhere). A = B: off the diagonal each value goes to both triangles; a
         // diagonal tile computes both itself (its slots are read, then written, by one
         // thread each).
         const bool read_both = wmiss_a && tile_missing_a[ti] && tile_missing_b[tj], mirror = same && ti != tj;
@@ -380,11 +437,17 @@ genotype_mma(const M m, const uint32_t *__restrict__ pa, int64_t n1, const uint3
 #pragma unroll
                     for (int c = 0; c < 2; ++c) {
                         const int e = 2 * h + c;
-                        uint32_t cnt[2] = {uint32_t(acc[0][mt][n8][e]), NC > 1 ? uint32_t(acc[NC - 1][mt][n8][e]) : 0u};
                         const bool in = j + c < n2;
+                        uint32_t cnt[2] = {uint32_t(acc[0][mt][n8][e]), NC > 1 ? uint32_t(acc[NC - 1][mt][n8][e]) : 0u};
+                        if (fast) {
+                            cnt[0] = rowsum_a[i] + (in ? rowsum_b[j + c] : 0u) - 2u * cnt[0];
+                            cnt[1] = d;
+                        }
                         const uint32_t both =
                             read_both && in ? *reinterpret_cast<const uint32_t *>(D + i * ldd + j + c) : 0u;
-                        const uint32_t den = wmiss_a && in ? W - wmiss_a[i] - wmiss_b[j + c] + both : 0u;
+                        // (Fast: no call of either row missing, so no weight either.)
+                        const uint32_t den =
+                            !wmiss_a || !in ? 0u : fast ? W : W - wmiss_a[i] - wmiss_b[j + c] + both;
                         v[c] = m.finish(cnt, den);
                     }
                     out_t *p = D + i * ldd + j;
@@ -485,6 +548,7 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
         const auto kernel = genotype_mma<M>;
+        cfg.allele_form = kAlleleForm<M>;
         cfg.smem = kMmaSmem;
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.smem)),
               "cudaFuncSetAttribute");
@@ -519,46 +583,47 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     StreamBuffer planes_a(size_t(pb.n1 * NP * kw) * 4, stream);
     std::unique_ptr<StreamBuffer> planes_b;
     if (!same) planes_b = std::make_unique<StreamBuffer>(size_t(pb.n2 * NP * kw) * 4, stream);
-    // Weighted: the rows' missing weights (zeroed: atomics add to them), the missing-row
-    // masks and the weight missing in both of each pair.
-    std::unique_ptr<StreamBuffer> weights, meta, masks_a, masks_b;
+    // Per row its sum of X and Y, per tile of rows its missing flag and, weighted, per row
+    // its missing weight: zeroed, the conversion adds. Weighted: the missing-row masks
+    // and the weight missing in both of each pair.
+    std::unique_ptr<StreamBuffer> weights, masks_a, masks_b;
     const int64_t tiles_a = (pb.n1 + BM - 1) / BM, tiles_b = (pb.n2 + BN - 1) / BN;
     const int64_t ld_ma = tiles_a * 4, ld_mb = tiles_b * 4;
     const int grid_fill = cfg.sm_count * 16;
+    const int64_t rows = pb.n1 + (same ? 0 : pb.n2), flags = tiles_a + (same ? 0 : tiles_b);
+    const size_t meta_bytes = size_t(rows * (w ? 2 : 1) + flags) * 4;
+    StreamBuffer meta(meta_bytes, stream);
+    check(cudaMemsetAsync(meta.get(), 0, meta_bytes, stream), "cudaMemsetAsync");
+    uint32_t *rs_a = static_cast<uint32_t *>(meta.get()), *rs_b = same ? rs_a : rs_a + pb.n1;
+    uint32_t *tm_a = rs_a + rows, *tm_b = same ? tm_a : tm_a + tiles_a;
+    uint32_t *wmiss_a = w ? tm_a + flags : nullptr, *wmiss_b = w ? (same ? wmiss_a : wmiss_a + pb.n1) : nullptr;
     if (w) {
         weights = std::make_unique<StreamBuffer>(size_t(pb.d) * 4, stream);
         check(cudaMemcpyAsync(weights->get(), pb.weights.data(), size_t(pb.d) * 4, cudaMemcpyHostToDevice, stream),
               "cudaMemcpyAsync(weights)");
-        // Per row its missing weight, per tile of rows its flag: zeroed, the conversion adds.
-        const size_t meta_bytes = size_t(pb.n1 + pb.n2 + tiles_a + tiles_b) * 4;
-        meta = std::make_unique<StreamBuffer>(meta_bytes, stream);
-        check(cudaMemsetAsync(meta->get(), 0, meta_bytes, stream), "cudaMemsetAsync");
         masks_a = std::make_unique<StreamBuffer>(size_t(ld_ma * pb.d) * 4, stream);
         if (!same) masks_b = std::make_unique<StreamBuffer>(size_t(ld_mb * pb.d) * 4, stream);
     }
     const uint32_t *wts = w ? static_cast<const uint32_t *>(weights->get()) : nullptr;
-    uint32_t *wmiss_a = w ? static_cast<uint32_t *>(meta->get()) : nullptr;
-    uint32_t *wmiss_b = w ? (same ? wmiss_a : wmiss_a + pb.n1) : nullptr;
-    uint32_t *tm_a = w ? wmiss_a + pb.n1 + pb.n2 : nullptr, *tm_b = w ? (same ? tm_a : tm_a + tiles_a) : nullptr;
 
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
-        auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *wm, uint32_t *tm) {
+        auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *rs, uint32_t *tm, uint32_t *wm) {
             to_planes<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw,
-                                                     static_cast<uint32_t *>(planes), wts, wm, tm);
+                                                     static_cast<uint32_t *>(planes), rs, tm, wts, wm);
             check(cudaGetLastError(), "genotype to_planes launch");
         };
-        convert(a, pb.n1, planes_a.get(), wmiss_a, tm_a);
-        if (!same) convert(b, pb.n2, planes_b->get(), wmiss_b, tm_b);
+        convert(a, pb.n1, planes_a.get(), rs_a, tm_a, wmiss_a);
+        if (!same) convert(b, pb.n2, planes_b->get(), rs_b, tm_b, wmiss_b);
         const int64_t tiles_j = (pb.n2 + BN - 1) / BN, ntiles = tiles(pb, same);
         if (w) {
-            auto mask = [&](const void *planes, int64_t n, int64_t ld, void *out) {
+            auto mask = [&](const void *planes, int64_t n, int64_t ld, const uint32_t *tm, void *out) {
                 missing_masks<<<grid_fill, 256, 0, stream>>>(static_cast<const uint32_t *>(planes), n, pb.d, kw, ld,
-                                                             static_cast<uint32_t *>(out));
+                                                             tm, static_cast<uint32_t *>(out));
                 check(cudaGetLastError(), "genotype missing_masks launch");
             };
-            mask(planes_a.get(), pb.n1, ld_ma, masks_a->get());
-            if (!same) mask(planes_b->get(), pb.n2, ld_mb, masks_b->get());
+            mask(planes_a.get(), pb.n1, ld_ma, tm_a, masks_a->get());
+            if (!same) mask(planes_b->get(), pb.n2, ld_mb, tm_b, masks_b->get());
             const uint32_t *ma = static_cast<const uint32_t *>(masks_a->get());
             const uint32_t *mb = same ? ma : static_cast<const uint32_t *>(masks_b->get());
             const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * 3 * 8));
@@ -573,7 +638,8 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         // Columns j, j + 1 (j even) in one store where every such pair is aligned.
         const bool pair_stores = reinterpret_cast<uintptr_t>(dd.ptr) % (2 * out) == 0 && dd.pitch % (2 * out) == 0;
         genotype_mma<M><<<grid, THREADS, cfg.smem, stream>>>(
-            m, pa, pb.n1, pbp, pb.n2, kw, wmiss_a, wmiss_b, tm_a, tm_b, uint32_t(pb.weight_sum),
+            m, pa, pb.n1, pbp, pb.n2, kw, uint32_t(pb.d), rs_a, rs_b, tm_a, tm_b, wmiss_a, wmiss_b,
+            uint32_t(pb.weight_sum),
             static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles, same, pair_stores);
         check(cudaGetLastError(), "genotype kernel launch");
     });

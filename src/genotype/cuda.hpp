@@ -18,6 +18,7 @@ struct CudaConfig {
     std::string device_name;
     int sm_count = 0, regs_per_thread = 0, blocks_per_sm = 0;
     size_t smem = 0;  // dynamic shared memory of the GEMM kernel
+    bool allele_form = false;  // tiles without missing calls take the allele count's two-MMA form
 };
 
 CudaConfig plan_cuda(const Problem &pb, int device);

@@ -1,8 +1,8 @@
 // Genotype plans on CUDA with device-resident arrays (tagged [cuda]; run by suite gpu):
 // packed rows in device memory, D in device memory (execute returns after queuing), the
 // same bits as the host backend for every metric, weighted and flat, with missing calls;
-// A != B, with a pitch larger than the row, in one tile and in several (edges cut), and
-// A = B (one device array: the engine computes the tiles on and above the diagonal and
+// A != B, with a pitch larger than the row, in one tile and in several (edges cut), with
+// tiles of rows with and without missing calls, and A = B (one device array: the engine computes the tiles on and above the diagonal and
 // writes both triangles).
 #include <cuda_runtime.h>
 
@@ -66,15 +66,25 @@ TEST_CASE("genotype on CUDA: device-resident arrays give the host backend's bits
     struct Shape {
         int64_t n1, n2, d;
         bool same;
+        int missing_tiles;  // rows with missing calls: those of the tiles of 128 rows t with t % 2 == missing_tiles
     };
-    // One tile; several tiles with cut edges; A = B over 4 x 4 tiles (10 computed).
-    for (const Shape sh : {Shape{45, 70, 5, false}, Shape{45, 70, 1000, false}, Shape{45, 70, 4133, false},
-                           Shape{300, 131, 517, false}, Shape{390, 390, 1031, true}}) {
+    // One tile, with missing calls and without; several tiles with cut edges; A = B over
+    // 4 x 4 tiles (10 computed). Where neither tile of a pair holds a missing call, the
+    // allele-count metrics take the engine's row-sum form: the mixed shapes have pairs of
+    // tiles of both kinds.
+    for (const Shape sh : {Shape{45, 70, 5, false, 0}, Shape{45, 70, 1000, false, 0}, Shape{45, 70, 1000, false, 1},
+                           Shape{45, 70, 4133, false, 0}, Shape{45, 70, 4133, false, 1},
+                           Shape{300, 131, 517, false, 1}, Shape{390, 390, 1031, true, 0},
+                           Shape{390, 390, 1031, true, 1}}) {
         const int64_t n1 = sh.n1, n2 = sh.n2, d = sh.d, ld = (d + 3) / 4 + 5;
         const bool same = sh.same;
         auto cohort = [&](int64_t n) {
             std::vector<uint8_t> g(size_t(n * d));
-            for (auto &x : g) x = rng() % 20 == 0 ? 9 : uint8_t(rng() % 3);
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t k = 0; k < d; ++k) {
+                    const bool may_miss = (i / 128) % 2 == sh.missing_tiles;
+                    g[size_t(i * d + k)] = may_miss && rng() % 20 == 0 ? 9 : uint8_t(rng() % 3);
+                }
             std::vector<uint8_t> packed(size_t(n * ld), 0xA5);
             apairs_context_t ctx = nullptr;
             api_ok(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0));
@@ -86,13 +96,13 @@ TEST_CASE("genotype on CUDA: device-resident arrays give the host backend's bits
         std::vector<uint32_t> w(static_cast<size_t>(d));
         api_ok(apairs_genotype_missing_weights(A.data(), n1, d, ld, nullptr, w.data()));
         for (int32_t m = APAIRS_GENOTYPE_HAMMING; m <= APAIRS_GENOTYPE_NONMISSING; ++m) {
-            CAPTURE(n1, n2, d, same, m);
+            CAPTURE(n1, n2, d, same, sh.missing_tiles, m);
             CHECK(run<int32_t>(APAIRS_BACKEND_CUDA, m, 0, A, n1, B, n2, d, ld, w, same) ==
                   run<int32_t>(APAIRS_BACKEND_HOST, m, 0, A, n1, B, n2, d, ld, w));
         }
         for (int32_t m = APAIRS_GENOTYPE_DISTANCE; m <= APAIRS_GENOTYPE_ONE_MINUS_IBS; ++m)
             for (int32_t missing : {APAIRS_GENOTYPE_MISSING_WEIGHTED, APAIRS_GENOTYPE_MISSING_FLAT}) {
-                CAPTURE(n1, n2, d, same, m, missing);
+                CAPTURE(n1, n2, d, same, sh.missing_tiles, m, missing);
                 const std::vector<double> cu =
                     run<double>(APAIRS_BACKEND_CUDA, m, missing, A, n1, B, n2, d, ld, w, same);
                 const std::vector<double> host = run<double>(APAIRS_BACKEND_HOST, m, missing, A, n1, B, n2, d, ld, w);

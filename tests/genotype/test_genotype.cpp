@@ -198,7 +198,7 @@ TEST_CASE("genotype: every metric equals the reference, exactly", "[genotype]") 
     };
     const Shape shapes[] = {{1, 1, 1, 0.0},   {3, 5, 3, 0.3},    {4, 4, 4, 0.1},     {5, 7, 5, 0.2},
                             {7, 3, 63, 0.05}, {13, 11, 65, 0.1}, {2, 53, 1031, 0.05}, {53, 49, 1000, 0.0},
-                            {50, 97, 517, 0.02}};
+                            {50, 97, 517, 0.02}, {150, 131, 300, 0.0}};  // the last: several CUDA tiles, no missing call
     for (const Shape &s : shapes) {
         const Cohort A = make_cohort(rng, s.n1, s.d, s.miss);
         const Cohort B = make_cohort(rng, s.n2, s.d, s.miss, 0);
