@@ -32,6 +32,7 @@ apairs_context_s make_context(int32_t backend, int32_t device) {
         cuda::require_device(device);
         c.backend = APAIRS_BACKEND_CUDA;
     }
+    if (c.backend == APAIRS_BACKEND_CUDA) c.pool = cuda::hold_pool(device);
 #else
     if (backend == APAIRS_BACKEND_CUDA)
         fail(APAIRS_ERROR_BACKEND_UNAVAILABLE,

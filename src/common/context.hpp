@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "common/error.hpp"
 
@@ -14,6 +15,10 @@ struct apairs_context_s {
     int host_threads = 0;         // 0 = OpenMP default
     int64_t staging_bytes = 0;    // batched CUDA staging of host arrays; 0 = default
     bool tf32 = false;            // F32 DOT and COSINE on CUDA: cuBLAS on the TF32 tensor cores
+    // CUDA: a hold on the device's work-buffer pool (cuda::hold_pool), which keeps the
+    // buffers that executes free for the next one while any context or plan (each plan
+    // holds a copy of its context) on the device lives.
+    std::shared_ptr<void> pool;
 };
 
 namespace apairs {

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <map>
+#include <mutex>
+
 #include "common/fault.hpp"
 #include "cuda/device.hpp"
 
@@ -43,9 +47,71 @@ Memory classify(const void *ptr, int *device) {
     }
 }
 
+namespace {
+
+// The work-buffer pools, one a device, created on first use and kept for the process
+// (never destroyed: a hold may be released during static destruction), with the
+// number of holds on each: the release threshold is "keep everything" while there is
+// one, 0 otherwise.
+struct Pools {
+    std::mutex mu;
+    std::map<int, std::pair<cudaMemPool_t, int64_t>> of;  // device -> (pool, holds)
+};
+Pools &pools() {
+    static Pools *p = new Pools;
+    return *p;
+}
+
+cudaMemPool_t pool_locked(Pools &ps, int device) {
+    auto &e = ps.of[device];
+    if (!e.first) {
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = device;
+        check(cudaMemPoolCreate(&e.first, &props), "cudaMemPoolCreate");
+    }
+    return e.first;
+}
+
+void set_threshold(cudaMemPool_t pool, uint64_t bytes) {
+    if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes) != cudaSuccess) cudaGetLastError();
+}
+
+}  // namespace
+
+std::shared_ptr<void> hold_pool(int device) {
+    Pools &ps = pools();
+    cudaMemPool_t pool;
+    {
+        std::lock_guard<std::mutex> lock(ps.mu);
+        pool = pool_locked(ps, device);
+        if (ps.of[device].second++ == 0) set_threshold(pool, UINT64_MAX);
+    }
+    // Outside the lock: if the control block cannot be allocated, shared_ptr calls the
+    // release (which takes the lock) before it throws.
+    return std::shared_ptr<void>(pool, [device](void *) {
+        Pools &ps = pools();
+        std::lock_guard<std::mutex> lock(ps.mu);
+        auto &e = ps.of[device];
+        if (--e.second == 0) {
+            set_threshold(e.first, 0);
+            if (cudaMemPoolTrimTo(e.first, 0) != cudaSuccess) cudaGetLastError();
+        }
+    });
+}
+
+cudaMemPool_t work_pool(int device) {
+    Pools &ps = pools();
+    std::lock_guard<std::mutex> lock(ps.mu);
+    return pool_locked(ps, device);
+}
+
 StreamBuffer::StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
     if (fault::allocation_fails()) check(cudaErrorMemoryAllocation, "cudaMallocAsync (staging buffer, injected)");
-    check(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync (staging buffer)");
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaMallocFromPoolAsync(&ptr_, bytes, work_pool(device), stream), "cudaMallocAsync (staging buffer)");
 }
 
 StreamBuffer::~StreamBuffer() {

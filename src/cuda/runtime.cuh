@@ -30,7 +30,12 @@ enum class Memory { Host, Device, Managed };
 // Where ptr lives; for Device, *device is its ordinal.
 Memory classify(const void *ptr, int *device);
 
-// A device buffer allocated and freed in stream order.
+// The library's work-buffer pool of `device`, created on first use (hold_pool in
+// device.hpp says what it keeps).
+cudaMemPool_t work_pool(int device);
+
+// A device buffer allocated and freed in stream order, from the current device's
+// work-buffer pool (hold_pool in device.hpp).
 class StreamBuffer {
 public:
     StreamBuffer(size_t bytes, cudaStream_t stream);
