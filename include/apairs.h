@@ -143,10 +143,12 @@ APAIRS_API apairs_status_t apairs_context_create(apairs_context_t *ctx, int32_t 
 /** Destroy a context. Plans made from it stay valid (they copy what they need).
  *
  *  CUDA: the device buffers an execute needs (staging of host arrays, the engines' work
- *  arrays) come from a stream-ordered memory pool of the library's own per device, which
- *  keeps what an execute frees for the next one (up to the most that executes on the
- *  device have needed at once) while any CUDA context or plan on that device lives;
- *  destroying the last of them returns that memory to the driver. */
+ *  arrays; cuBLAS keeps its own workspace) come from a stream-ordered memory pool of the
+ *  library's own per device, which keeps what an execute frees for the next one (about
+ *  the most that executes on the device have needed at once) while any CUDA context or
+ *  plan on that device lives; destroying the last of them returns that memory to the
+ *  driver (what queued work still uses, once it completes). Do not reset the device
+ *  (cudaDeviceReset) while a CUDA context or plan on it lives. */
 APAIRS_API apairs_status_t apairs_context_destroy(apairs_context_t ctx);
 
 /** The backend the context resolved to (HOST or CUDA, never AUTO). */

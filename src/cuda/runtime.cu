@@ -81,6 +81,7 @@ void set_threshold(cudaMemPool_t pool, uint64_t bytes) {
 }  // namespace
 
 std::shared_ptr<void> hold_pool(int device) {
+    DeviceScope scope(device);  // the runtime calls below start no other device's context
     Pools &ps = pools();
     cudaMemPool_t pool;
     {
@@ -89,16 +90,27 @@ std::shared_ptr<void> hold_pool(int device) {
         if (ps.of[device].second++ == 0) set_threshold(pool, UINT64_MAX);
     }
     // Outside the lock: if the control block cannot be allocated, shared_ptr calls the
-    // release (which takes the lock) before it throws.
+    // release (which takes the lock) before it throws. The release throws nothing.
     return std::shared_ptr<void>(pool, [device](void *) {
         Pools &ps = pools();
         std::lock_guard<std::mutex> lock(ps.mu);
         auto &e = ps.of[device];
         if (--e.second == 0) {
+            int previous = -1;
+            if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) previous = -1;
             set_threshold(e.first, 0);
             if (cudaMemPoolTrimTo(e.first, 0) != cudaSuccess) cudaGetLastError();
+            if (previous >= 0 && cudaSetDevice(previous) != cudaSuccess) cudaGetLastError();
+            cudaGetLastError();
         }
     });
+}
+
+int64_t pool_holds(int device) {
+    Pools &ps = pools();
+    std::lock_guard<std::mutex> lock(ps.mu);
+    const auto it = ps.of.find(device);
+    return it == ps.of.end() ? 0 : it->second.second;
 }
 
 cudaMemPool_t work_pool(int device) {
@@ -108,10 +120,10 @@ cudaMemPool_t work_pool(int device) {
 }
 
 StreamBuffer::StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    if (fault::allocation_fails()) check(cudaErrorMemoryAllocation, "cudaMallocAsync (staging buffer, injected)");
+    if (fault::allocation_fails()) check(cudaErrorMemoryAllocation, "cudaMallocFromPoolAsync (work buffer, injected)");
     int device = 0;
     check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaMallocFromPoolAsync(&ptr_, bytes, work_pool(device), stream), "cudaMallocAsync (staging buffer)");
+    check(cudaMallocFromPoolAsync(&ptr_, bytes, work_pool(device), stream), "cudaMallocFromPoolAsync (work buffer)");
 }
 
 StreamBuffer::~StreamBuffer() {

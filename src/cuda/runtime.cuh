@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 
 #include "common/error.hpp"
@@ -33,6 +34,9 @@ Memory classify(const void *ptr, int *device);
 // The library's work-buffer pool of `device`, created on first use (hold_pool in
 // device.hpp says what it keeps).
 cudaMemPool_t work_pool(int device);
+
+// How many holds (contexts and plans) keep `device`'s pool retaining (for the tests).
+int64_t pool_holds(int device);
 
 // A device buffer allocated and freed in stream order, from the current device's
 // work-buffer pool (hold_pool in device.hpp).

@@ -3,13 +3,14 @@
 // packed rows become three planes (x, y, called) in a conversion kernel, and a binary
 // GEMM (mma.sync m16n8k256 .b1, AND + popc accumulation into int32: BMMA on sm_80 /
 // sm_90) sums each plane pair over 256 variants an instruction. Blocks of 8 warps own
-// 128 x 128 pairs, stage 256 variants of the three planes of their rows through shared
+// 128 x 128 pairs, stage 256 variants of the planes of their rows through shared
 // memory in a kCudaStages-deep cp.async pipeline (rows swizzled so ldmatrix reads
 // conflict-free), derive the planes each term pairs in registers, and each warp
 // accumulates 64 x 32 pairs; the epilogue turns the counts into the metric's value with
 // the functor the host engines use (metrics.hpp), so the values are the host's bit for
-// bit. Pairs of tiles whose rows hold no missing call take the allele-count metrics from
-// the rows' sums and two plane pairs instead of four (kAlleleForm). With A = B only the tiles on and above the diagonal run, each pair written to
+// bit. Pairs of tiles whose rows hold no missing call take the allele-count metrics
+// from the rows' sums and two plane pairs instead of four (kAlleleForm), staging two
+// planes. With A = B only the tiles on and above the diagonal run, each pair written to
 // both triangles. PLINK's weighted scaling needs, per pair, the weight of the variants
 // missing in both rows: a sparse kernel sums it from per-variant masks of the missing
 // rows (work proportional to the number of such (pair, variant) events, d n1 n2 p^2 for
@@ -34,7 +35,7 @@ constexpr int BM = kCudaTileRows, BN = kCudaTileRows, THREADS = 256, STAGES = kC
 constexpr int KW = 8;  // 32-bit words of a plane a stage: 256 variants, one k-step of the MMA
 constexpr int kBothSmem = BM * BN * 4;  // missing_both's counters
 
-// Each row is staged as three bit planes over its variants, X = [g >= 1], Y = [g == 2]
+// Each row is staged as three bit planes (two in the allele form) over its variants, X = [g >= 1], Y = [g == 2]
 // and C = [called] (X, Y 0 where the call is missing, all 0 past d); the planes a
 // metric's counts pair are derived from them in registers, fragment by fragment:
 //   X, XBAR = C & ~X = [g == 0], Y, YBAR = C & ~Y = [g <= 1], Z1 = X & ~Y = [g == 1], C.
@@ -126,7 +127,7 @@ __device__ __forceinline__ void code_bits(const uint8_t *p, int64_t bytes, int64
 }
 
 // One thread per (row, plane word): planes[(row * 3 + p) * kw + w] for X, Y, C; per row
-// its sum of X and Y (sum g over its calls: the allele form's row sums, below) and a
+// its sum of X and Y (sum g over its calls: the allele form's row sums, above) and a
 // flag per tile of rows holding a missing call, and, with weights, the row's missing
 // weight (uint32, wrapping: exact mod 2^32); the caller zeroes the sums and flags. kw is
 // a multiple of 8, so each aligned group of 8 lanes works on one row: it adds its sum

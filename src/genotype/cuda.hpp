@@ -10,7 +10,7 @@
 namespace apairs::genotype {
 
 // Blocks of 8 warps own kCudaTileRows x kCudaTileRows pairs (warp tiles of 64 x 32),
-// staging 256 variants of the three bit planes a stage, kCudaStages stages in flight.
+// staging 256 variants of the three bit planes (two in the allele form) a stage, kCudaStages stages in flight.
 constexpr int kCudaTileRows = 128, kCudaStages = 4;
 
 struct CudaConfig {

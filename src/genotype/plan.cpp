@@ -27,7 +27,7 @@ public:
             cuda_ = plan_cuda(pb_, ctx.device);
             description = fmt::format(
                 "backend=cuda device={} ({}, {} SMs) kernel=genotype_mma<{},{}> block=256 threads tile={}x{} pairs "
-                "(warp tiles 64x32), slices of 256 variants of 3 bit planes (g>=1, g==2, called) in {} stages, {} KiB "
+                "(warp tiles 64x32), slices of 256 variants of 3 bit planes (g>=1, g==2, called; 2 in the allele form) in {} stages, {} KiB "
                 "of shared memory, {} blocks/SM, {} registers/thread; why: every count is a sum of popc(P_a & Q_b) "
                 "over planes derived from those of the two rows, which the binary tensor cores (mma m16n8k256 .b1, "
                 "AND + popc) sum 256 variants an instruction, 38x the rate of POPC{}; missing calls {}{}",
@@ -35,7 +35,8 @@ public:
                 kCudaTileRows, kCudaStages, cuda_.smem / 1024, cuda_.blocks_per_sm,
                 cuda_.regs_per_thread, cuda_.allele_form ?
                     "; pairs of tiles of rows without a missing call take the allele count from the rows' sums and "
-                    "popc(X_a & X_b) + popc(Y_a & Y_b): 2 MMAs where the other tiles take 4" : "",
+                    "popc(X_a & X_b) + popc(Y_a & Y_b): 2 MMAs a fragment where the other tiles take 4 (5 with "
+                    "flat-missing's count of common calls)" : "",
                 missing_name(pb_),
                 pb_.weighted() ? ", the weight missing in both rows of each pair summed first by a sparse kernel "
                                  "over the missing calls"

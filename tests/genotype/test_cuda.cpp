@@ -2,8 +2,8 @@
 // packed rows in device memory, D in device memory (execute returns after queuing), the
 // same bits as the host backend for every metric, weighted and flat, with missing calls;
 // A != B, with a pitch larger than the row, in one tile and in several (edges cut), with
-// tiles of rows with and without missing calls, and A = B (one device array: the engine computes the tiles on and above the diagonal and
-// writes both triangles).
+// tiles of rows with and without missing calls, and A = B (one device array: the engine
+// computes the tiles on and above the diagonal and writes both triangles).
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -72,7 +72,8 @@ TEST_CASE("genotype on CUDA: device-resident arrays give the host backend's bits
     // 4 x 4 tiles (10 computed). Where neither tile of a pair holds a missing call, the
     // allele-count metrics take the engine's row-sum form: the mixed shapes have pairs of
     // tiles of both kinds.
-    for (const Shape sh : {Shape{45, 70, 5, false, 0}, Shape{45, 70, 1000, false, 0}, Shape{45, 70, 1000, false, 1},
+    for (const Shape sh : {Shape{45, 70, 5, false, 0}, Shape{45, 70, 5, false, 1}, Shape{45, 70, 1000, false, 0},
+                           Shape{45, 70, 1000, false, 1}, Shape{45, 70, 1024, false, 1},
                            Shape{45, 70, 4133, false, 0}, Shape{45, 70, 4133, false, 1},
                            Shape{300, 131, 517, false, 1}, Shape{390, 390, 1031, true, 0},
                            Shape{390, 390, 1031, true, 1}}) {
