@@ -20,7 +20,7 @@ bool is_device_pointer(const void *ptr);
 
 // A hold on the library's work-buffer pool of `device` (the stream-ordered pool that
 // every StreamBuffer on the device comes from): while any hold lives, the pool keeps
-// the memory that executes free (up to the peak that executes on the device have needed
+// the memory that executes free (about the peak that executes on the device have needed
 // at once) for the next execute, instead of unmapping it at each synchronisation and
 // mapping it again (about 0.1 ms for the genotype engine's 17 MB of planes, 1 ms for
 // the pairwise engine's copies at d = 40000); when the last hold goes, the pool returns

@@ -96,12 +96,12 @@ std::shared_ptr<void> hold_pool(int device) {
         std::lock_guard<std::mutex> lock(ps.mu);
         auto &e = ps.of[device];
         if (--e.second == 0) {
-            int previous = -1;
-            if (cudaGetDevice(&previous) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) previous = -1;
-            set_threshold(e.first, 0);
-            if (cudaMemPoolTrimTo(e.first, 0) != cudaSuccess) cudaGetLastError();
-            if (previous >= 0 && cudaSetDevice(previous) != cudaSuccess) cudaGetLastError();
-            cudaGetLastError();
+            try {
+                DeviceScope scope(device);
+                set_threshold(e.first, 0);
+                if (cudaMemPoolTrimTo(e.first, 0) != cudaSuccess) cudaGetLastError();
+            } catch (...) {  // the device is gone: nothing to return
+            }
         }
     });
 }

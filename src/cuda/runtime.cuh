@@ -35,7 +35,8 @@ Memory classify(const void *ptr, int *device);
 // device.hpp says what it keeps).
 cudaMemPool_t work_pool(int device);
 
-// How many holds (contexts and plans) keep `device`'s pool retaining (for the tests).
+// How many holds keep `device`'s pool retaining: one a CUDA context, shared by the plans
+// made from it (for the tests).
 int64_t pool_holds(int device);
 
 // A device buffer allocated and freed in stream order, from the current device's
