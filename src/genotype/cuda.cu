@@ -92,14 +92,11 @@ template <> struct TermsOf<metric::NonMissing> {
 template <class M> constexpr bool kFlat = false;
 template <int K> constexpr bool kFlat<metric::Plink<K, false>> = true;
 
-// Where neither tile of rows holds a missing call, the allele count takes half the MMAs:
-// x and y are binary, so |x_a - x_b| = x_a + x_b - 2 x_a x_b, and over the variants
-//   sum |g_a - g_b| = S_a + S_b - 2 (popc(X_a & X_b) + popc(Y_a & Y_b)),
-// with S the row sums of X and Y (to_planes); two plane pairs a k-step, no derived
-// planes, C not staged. (With missing calls S would depend on the other row's calls.)
-template <class M> constexpr bool kAlleleForm = false;
-template <> constexpr bool kAlleleForm<metric::AlleleCount> = true;
-template <int K, bool W> constexpr bool kAlleleForm<metric::Plink<K, W>> = true;
+// Where neither tile of rows holds a missing call, the allele count takes half the MMAs
+// (metric::AlleleShared): S_a + S_b - 2 (popc(X_a & X_b) + popc(Y_a & Y_b)), with S the
+// row sums of X and Y (to_planes); two plane pairs a k-step, no derived planes, C not
+// staged. (With missing calls S would depend on the other row's calls.)
+using metric::kAlleleForm;
 
 __device__ __forceinline__ uint32_t even_bits32(uint64_t x) {
     x &= 0x5555555555555555ULL;

@@ -21,12 +21,16 @@ void unhandled_metric(int32_t metric_id) {
 #if !APAIRS_HAVE_GENOTYPE_AVX512
 CountTileFn count_tile_avx512() { return nullptr; }
 #endif
+#if !APAIRS_HAVE_GENOTYPE_AVX2
+CountTileFn count_tile_avx2() { return nullptr; }
+#endif
 #if !APAIRS_HAVE_GENOTYPE_POPCNT
 CountTileFn count_tile_popcnt() { return nullptr; }
 #endif
 
 const char *count_tile_name(CountTileFn fn) {
     if (fn && fn == count_tile_avx512()) return "avx512-vpopcntq";
+    if (fn && fn == count_tile_avx2()) return "avx2";
     if (fn && fn == count_tile_popcnt()) return "popcnt";
     return "portable";
 }
@@ -35,6 +39,7 @@ namespace {
 
 CountTileFn best_kernel() {
     if (CountTileFn f = count_tile_avx512()) return f;
+    if (CountTileFn f = count_tile_avx2()) return f;
     if (CountTileFn f = count_tile_popcnt()) return f;
     return count_tile_scalar();
 }
@@ -138,7 +143,11 @@ void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symm
                 bm.weights = pb.weights.data(), bm.d = pb.d, bm.both = cnt.data() + 2 * T * T;
                 bm.missing_a = &ra.missing[size_t(i0)], bm.missing_b = &rb.missing[size_t(j0)];
             }
-            count(pb.metric, pb.missing, &ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc, bm);
+            // No missing call in the tile's rows: the allele metrics' two-term form.
+            const bool complete =
+                std::none_of(&ra.missing[size_t(i0)], &ra.missing[size_t(i0 + ni)], [](uint8_t x) { return x; }) &&
+                std::none_of(&rb.missing[size_t(j0)], &rb.missing[size_t(j0 + nj)], [](uint8_t x) { return x; });
+            count(pb.metric, pb.missing, &ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc, bm, complete);
             for (int64_t i = 0; i < ni; ++i)
                 for (int64_t j = 0; j < nj; ++j) {
                     const int64_t gi = i0 + i, gj = j0 + j;

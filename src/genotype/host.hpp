@@ -11,6 +11,7 @@ namespace apairs::genotype {
 
 // Tiles of kTileRows x kTileRows pairs per OpenMP task.
 constexpr int64_t kTileRows = 48;
+static_assert(kTileRows <= 64, "the weighted sum's masks hold a tile's rows of B in 64 bits (kernel.hpp)");
 
 // The name of the counting kernel run_host uses on this CPU ("avx512-vpopcntq", ...).
 const char *host_kernel_name();

@@ -27,8 +27,6 @@ struct Isa {
     static constexpr int kLanes = 8;
     static W load(const uint64_t *p) { return {_mm512_loadu_si512(p)}; }
     static C zero() { return {_mm512_setzero_si512()}; }
-    static unsigned nonzero_lanes(W w) { return _mm512_test_epi64_mask(w.v, w.v); }
-    static void store(uint64_t *lanes, W w) { _mm512_store_si512(lanes, w.v); }
     static uint32_t reduce(C c) {  // once per slice: a store is as good as shuffles
         alignas(64) uint64_t lanes[8];
         _mm512_store_si512(lanes, c.v);

@@ -22,8 +22,6 @@ struct Isa {
     static W load(const uint64_t *p) { return {*p}; }
     static C zero() { return 0; }
     static uint32_t reduce(C c) { return c; }
-    static unsigned nonzero_lanes(W w) { return w.v != 0; }
-    static void store(uint64_t *lanes, W w) { lanes[0] = w.v; }
 };
 
 }  // namespace

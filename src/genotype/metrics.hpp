@@ -92,6 +92,18 @@ struct NonMissing : Count {
     }
 };
 
+// The allele count's form for rows without missing calls: x and y are then binary over
+// every variant, |x_a - x_b| = x_a + x_b - 2 x_a x_b, so
+//   sum |g_a - g_b| = S_a + S_b - 2 (popc(x_a & x_b) + popc(y_a & y_b))
+// with S a row's sum of popc(x) + popc(y): half the operations a word. This counts the
+// shared part; the engines add the rows' sums (exact integers: the same values).
+struct AlleleShared : Count {
+    template <class W, class C>
+    APAIRS_HD void step(C *c, const W &xa, const W &ya, const W &, const W &xb, const W &yb, const W &) const {
+        c[0] += popc(xa & xb) + popc(ya & yb);
+    }
+};
+
 // PLINK 1.9's --distance values (apairs.h): the allele count c scaled for missing calls,
 // s = (num / den) * c with num = d, den = N (flat-missing; N counted as a second count)
 // or num = W, den = W - w_miss(a, b) (weighted, den from the engine), then
@@ -127,5 +139,10 @@ struct Plink {
         else return s * half;
     }
 };
+
+// The metrics whose first count is the allele count (AlleleShared's form applies).
+template <class M> constexpr bool kAlleleForm = false;
+template <> constexpr bool kAlleleForm<AlleleCount> = true;
+template <int K, bool W> constexpr bool kAlleleForm<Plink<K, W>> = true;
 
 }  // namespace apairs::genotype::metric

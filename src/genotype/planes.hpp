@@ -35,14 +35,17 @@ struct BothMissing {
 };
 
 // Signature of an ISA kernel: the counts of every pair of the rows `a` (ni pointers to
-// row planes) and `b` (nj), over `chunks` chunks, for the metric `metric` with missing
-// handling `missing` (apairs.h values; only which counts matter here).
+// row planes) and `b` (nj), ni, nj <= 64, over `chunks` chunks, for the metric `metric`
+// with missing handling `missing` (apairs.h values; only which counts matter here).
+// `complete`: no row of a or b holds a missing call, so that the allele metrics may take
+// their two-term form (metrics.hpp, AlleleShared).
 using CountTileFn = void (*)(int32_t metric, int32_t missing, const uint64_t *const *a, int64_t ni,
                              const uint64_t *const *b, int64_t nj, int64_t chunks, const TileCounts &out,
-                             const BothMissing &bm);
+                             const BothMissing &bm, bool complete);
 
 // The kernels this build and this CPU can run, best first (kernel_*.cpp).
 CountTileFn count_tile_avx512();   // nullptr when not compiled in or not supported here
+CountTileFn count_tile_avx2();     // likewise
 CountTileFn count_tile_popcnt();   // likewise
 CountTileFn count_tile_scalar();   // always
 const char *count_tile_name(CountTileFn fn);

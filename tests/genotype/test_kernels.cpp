@@ -1,8 +1,9 @@
 // The genotype counting kernels of every instruction set this build has and this CPU
-// runs (scalar, popcnt, AVX-512), called directly on random bit planes, against counts
+// runs (scalar, popcnt, AVX2, AVX-512), called directly on random bit planes, against counts
 // taken bit by bit. The public-API tests reach only the best kernel of the machine.
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "apairs.h"
@@ -14,19 +15,28 @@ using namespace apairs::genotype;
 TEST_CASE("genotype kernels: every instruction set counts every metric exactly", "[genotype]") {
     std::mt19937_64 rng(std::random_device{}());
     // Slices of 16 chunks and a partial one; d ends inside the last chunk's fifth word.
-    const int64_t ni = 7, nj = 9, chunks = 19, d = (chunks - 1) * kChunkVariants + 4 * 64 + 37;
+    // B tiles of 9 rows and of 64 (the weighted sum holds a tile's rows of B in 64 bits);
+    // every fifth row has no missing call (and says so, as the engine's flags do), or,
+    // `complete`, none has, and the kernel is told so (the allele metrics' two-term form).
+    const auto shape = GENERATE(std::pair<int64_t, int64_t>{7, 9}, std::pair<int64_t, int64_t>{5, 64});
+    const bool complete = GENERATE(false, true);
+    const int64_t ni = shape.first, nj = shape.second, chunks = 19,
+                  d = (chunks - 1) * kChunkVariants + 4 * 64 + 37;
     std::vector<uint64_t> planes(size_t((ni + nj) * chunks * kChunkU64));
-    for (int64_t r = 0; r < ni + nj; ++r)
+    std::vector<uint8_t> has_missing(size_t(ni + nj), 1);
+    for (int64_t r = 0; r < ni + nj; ++r) {
+        has_missing[size_t(r)] = !complete && r % 5 != 3;
         for (int64_t w = 0; w < chunks * kChunkWords; ++w) {
             uint64_t *p = &planes[size_t((r * chunks + w / kChunkWords) * kChunkU64 + w % kChunkWords)];
             const int64_t left = d - 64 * w;
             const uint64_t valid = left >= 64 ? ~uint64_t(0) : left <= 0 ? 0 : (uint64_t(1) << left) - 1;
-            const uint64_t m = (rng() | rng()) & valid, x = rng() & m, y = rng() & x;  // y <= x <= called < d
+            const uint64_t m = (has_missing[size_t(r)] ? rng() | rng() : ~uint64_t(0)) & valid, x = rng() & m,
+                           y = rng() & x;  // y <= x <= called < d
             p[0] = x, p[kChunkWords] = y, p[2 * kChunkWords] = m;
         }
+    }
     std::vector<uint32_t> weights(static_cast<size_t>(d));
     for (auto &w : weights) w = uint32_t(rng() >> 40);
-    const std::vector<uint8_t> has_missing(size_t(ni + nj), 1);
     std::vector<const uint64_t *> rows;
     for (int64_t r = 0; r < ni + nj; ++r) rows.push_back(&planes[size_t(r * chunks * kChunkU64)]);
     struct Named {
@@ -34,7 +44,7 @@ TEST_CASE("genotype kernels: every instruction set counts every metric exactly",
         CountTileFn fn;
     };
     const Named kernels[] = {{"scalar", count_tile_scalar()}, {"popcnt", count_tile_popcnt()},
-                             {"avx512", count_tile_avx512()}};
+                             {"avx2", count_tile_avx2()}, {"avx512", count_tile_avx512()}};
     const struct {
         int32_t metric, missing;
     } metrics[] = {{APAIRS_GENOTYPE_HAMMING, 0}, {APAIRS_GENOTYPE_ALLELE_COUNT, 0}, {APAIRS_GENOTYPE_IBS0, 0},
@@ -47,14 +57,14 @@ TEST_CASE("genotype kernels: every instruction set counts every metric exactly",
             continue;
         }
         for (const auto &mt : metrics) {
-            INFO("kernel " << k.name << " metric " << mt.metric << " missing " << mt.missing);
+            INFO("kernel " << k.name << " ni " << ni << " nj " << nj << " complete " << complete << " metric " << mt.metric << " missing " << mt.missing);
             std::vector<uint32_t> c0(size_t(ni * nj), 0xDEAD), c1(size_t(ni * nj), 0xDEAD),
                 both(size_t(ni * nj), 0xDEAD);
             BothMissing bm;
             if (mt.missing == APAIRS_GENOTYPE_MISSING_WEIGHTED)
                 bm = BothMissing{weights.data(), d, has_missing.data(), has_missing.data() + ni, both.data()};
             k.fn(mt.metric, mt.missing, rows.data(), ni, rows.data() + ni, nj, chunks,
-                 TileCounts{{c0.data(), c1.data()}, nj}, bm);
+                 TileCounts{{c0.data(), c1.data()}, nj}, bm, complete);
             for (int64_t i = 0; i < ni; ++i)
                 for (int64_t j = 0; j < nj; ++j) {
                     uint64_t count = 0, nm = 0;
