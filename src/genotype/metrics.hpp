@@ -141,8 +141,8 @@ struct Plink {
 };
 
 // The metrics whose first count is the allele count (AlleleShared's form applies).
-template <class M> constexpr bool kAlleleForm = false;
-template <> constexpr bool kAlleleForm<AlleleCount> = true;
-template <int K, bool W> constexpr bool kAlleleForm<Plink<K, W>> = true;
+template <class M> inline constexpr bool kAlleleForm = false;
+template <> inline constexpr bool kAlleleForm<AlleleCount> = true;
+template <int K, bool W> inline constexpr bool kAlleleForm<Plink<K, W>> = true;
 
 }  // namespace apairs::genotype::metric

@@ -8,6 +8,10 @@ namespace apairs::pairwise {
 // Each thread computes kTileRows x kTileCols tiles of D.
 constexpr int64_t kTileRows = 32, kTileCols = 64;
 
+// The vector instructions the engine's folding runs with on this CPU ("AVX2", or "the
+// build's baseline").
+const char *host_vector_isa();
+
 // D = F(A, B) for a validated problem; A, B, D in host memory; `threads` resolved.
 void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads);
 

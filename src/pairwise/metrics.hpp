@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "common/error.hpp"
@@ -73,9 +74,11 @@ APAIRS_HD double sqrt_term(double t) { return sqrt(t); }
 
 // max that lets a NaN through (fmax would drop it); on the device one instruction for
 // float (max.NaN, sm_80 and later).
+// Only for a, b >= 0 or NaN (LINF's |t| and maxima of them).
 template <class T>
 APAIRS_HD T max_nan(T a, T b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__)
+#if __CUDA_ARCH__ >= 800
     if constexpr (std::is_same_v<T, float>) {
         float r;
         asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
@@ -83,6 +86,20 @@ APAIRS_HD T max_nan(T a, T b) {
     }
 #endif
     return (b > a || b != b) ? b : a;
+#else
+    // On the host, the larger bit pattern as a signed integer: for signs clear it orders
+    // the values as numbers and puts every NaN above infinity, so a NaN wins (its payload
+    // is the larger one). One integer max a lane, which the compiler vectorises (the
+    // comparisons above compile to scalar branches).
+    using I = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+    I ia, ib;
+    std::memcpy(&ia, &a, sizeof a);
+    std::memcpy(&ib, &b, sizeof b);
+    const I m = ib > ia ? ib : ia;
+    T r;
+    std::memcpy(&r, &m, sizeof r);
+    return r;
+#endif
 }
 
 template <class T>

@@ -27,11 +27,11 @@ std::string describe_host(const apairs_context_s &ctx, const Problem &pb) {
     return fmt::format(
         "backend=host threads={} kernel={} tile={}x{} d'={}; why: {} threads ({}), each "
         "computing {}x{} tiles of D whose accumulators and transposed {}-row slice of B "
-        "({} dimensions) stay in the L1/L2 caches, the inner loop vectorised across the {} "
+        "({} dimensions) stay in the L1/L2 caches, the inner loop vectorised ({}) across the {} "
         "columns without reordering any sum",
         threads, kernel_name(pb), kTileRows, kTileCols, kSliceDims, threads,
         ctx.host_threads > 0 ? "APAIRS_OPTION_HOST_THREADS" : "OpenMP's default", kTileRows, kTileCols,
-        kTileCols, kSliceDims, kTileCols);
+        kTileCols, kSliceDims, host_vector_isa(), kTileCols);
 }
 
 #if APAIRS_HAVE_CUDA
