@@ -75,6 +75,9 @@ inline void micro_tile(const M &m, const uint64_t *const *a, const uint64_t *con
 inline void both_missing_slice(const uint64_t *const *a, int64_t ni, const uint64_t *const *b, int64_t nj,
                                int64_t c_begin, int64_t c_end, const apairs::genotype::BothMissing &bm, int64_t ldc) {
     constexpr int64_t CW = apairs::genotype::kChunkWords;
+    bool any_a = false;
+    for (int64_t i = 0; i < ni; ++i) any_a |= bm.missing_a[i] != 0;
+    if (!any_a) return;
     uint64_t rows_missing[64] = {};  // variant t of the word: bit s = row s of B misses it
     for (int64_t c = c_begin; c < c_end; ++c)
         for (int64_t l = 0; l < CW; ++l) {

@@ -1,5 +1,5 @@
-// One small functor per genotype metric, shared by the host engines (scalar and
-// AVX-512) and the CUDA engine.
+// One small functor per genotype metric, shared by the host engines (portable, POPCNT,
+// AVX2 and AVX-512) and the CUDA engine.
 //
 // The engines hold each packed row as three bit planes over 64-variant words (32 on CUDA)
 // (planes.hpp): x = [g >= 1], y = [g == 2], m = [called]; x and y are 0 where the call is

@@ -48,7 +48,7 @@ public:
         description = fmt::format(
             "backend=host threads={} kernel=genotype<{},{}> counting={} tile={}x{} pairs, slices of {} "
             "variants; why: rows become three bit planes (g>=1, g==2, called) so that each count is "
-            "a popcount of 64 (or 512) variants at once, {} x {}-pair tiles per thread ({}), counts "
+            "a popcount of 64 (256 with AVX2, 512 with AVX-512) variants at once, {} x {}-pair tiles per thread ({}), counts "
             "in registers for 2-3 x 4 pairs at a time, missing calls {}",
             threads, metric_name(pb_.metric), pb_.d, host_kernel_name(), kTileRows, kTileRows,
             kChunkVariants * kSliceChunks, kTileRows, kTileRows,

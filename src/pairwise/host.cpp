@@ -99,7 +99,7 @@ bool use_avx2() {
 
 template <class M, class O>
 void run(const M m, const Problem &pb, const typename M::in_t *A, const typename M::in_t *B,
-         const O out, int threads) {
+         const O out, int threads, bool avx2) {
     using in_t = typename M::in_t;
     using acc_t = typename M::acc_t;
     const int64_t tiles_j = (pb.n2 + TJ - 1) / TJ;
@@ -113,7 +113,6 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
         typename O::Shared sh{};
     };
     std::vector<Scratch> scratch(static_cast<size_t>(threads));
-    const bool avx2 = use_avx2();
 
 #pragma omp parallel num_threads(threads) if (threads != 1)
     {
@@ -160,14 +159,19 @@ void run(const M m, const Problem &pb, const typename M::in_t *A, const typename
 
 const char *host_vector_isa() { return use_avx2() ? "AVX2" : "the build's baseline"; }
 
-void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads) {
+void run_host_isa(const Problem &pb, const void *A, const void *B, void *D, int threads, bool avx2) {
+    avx2 = avx2 && use_avx2();
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
         using in_t = typename M::in_t;
         using out_t = typename M::out_t;
         run(m, pb, static_cast<const in_t *>(A), static_cast<const in_t *>(B),
-            output::FullMatrix<out_t>{static_cast<out_t *>(D), pb.ldd}, threads);
+            output::FullMatrix<out_t>{static_cast<out_t *>(D), pb.ldd}, threads, avx2);
     });
+}
+
+void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads) {
+    run_host_isa(pb, A, B, D, threads, true);
 }
 
 }  // namespace apairs::pairwise

@@ -15,4 +15,8 @@ const char *host_vector_isa();
 // D = F(A, B) for a validated problem; A, B, D in host memory; `threads` resolved.
 void run_host(const Problem &pb, const void *A, const void *B, void *D, int threads);
 
+// The same with the folding's instruction set chosen: the AVX2 copy where `avx2` and
+// the CPU has it, else the baseline code (for the test that the two give the same bits).
+void run_host_isa(const Problem &pb, const void *A, const void *B, void *D, int threads, bool avx2);
+
 }  // namespace apairs::pairwise
