@@ -33,7 +33,6 @@ namespace {
 
 constexpr int BM = kCudaTileRows, BN = kCudaTileRows, THREADS = 256, STAGES = kCudaStages;
 constexpr int KW = 8;  // 32-bit words of a plane a stage: 256 variants, one k-step of the MMA
-constexpr int kBothSmem = BM * BN * 4;  // missing_both's counters
 
 // Each row is staged as three bit planes (two in the allele form) over its variants, X = [g >= 1], Y = [g == 2]
 // and C = [called] (X, Y 0 where the call is missing, all 0 past d); the planes a
@@ -210,41 +209,119 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_j, bool same, i
 // the GEMM's epilogue takes 0 there), written as a uint32 into the first half of D's
 // double at (i, j), which the GEMM's epilogue reads before it writes the value there:
 // no n1 x n2 buffer of its own. Work in proportion to the (pair, variant) events,
-// d n1 n2 p^2 for a missing rate p: each thread takes a variant at a time and, from the
-// masks of the tile's missing rows on both sides, adds its weight to the counter of
-// every pair that misses it (shared-memory atomics).
+// d n1 n2 p^2 for a missing rate p: each (variant, row of A missing it) adds the
+// variant's weight to the counters of that row's pairs with the rows of B missing it
+// (shared-memory atomics; the sums are exact modulo 2^32 in any order).
+//
+// A warp takes 32 consecutive variants at a time, a lane each: the lane lists its
+// variant's missing rows of A and of B (bytes, in shared memory). The work items, the
+// (variant, row of A) pairs, are then shared evenly among the lanes: lane k takes items
+// k, k + 32, ... of the warp's prefix sums of the items (the owning variant found by one
+// OR reduction a round, below), the row from the owner's list, and adds to the columns
+// of the owner's list of B. (A lane per variant, walking its own masks, left most lanes
+// idle while a few walked long lists: 7.9 active lanes a warp, 1.43 ms where this takes
+// 0.68 at 8192 x 8192 x 4096, 5 % missing; tools/gpu-notes.md runs 99-105.) A variant
+// with more than kList missing rows on either side (rare but at high missing rates) its
+// lane adds alone, from the masks.
+constexpr int kList = 16;
+// The counters: BM rows of BN, a word of padding a row, so that the lanes adding to one
+// column of B from several rows of A (one variant's items) hit distinct banks; then per
+// lane its lists, kList rows of A and kList of B (the latter filled to a whole word
+// with BN, the padding column); then per warp a byte a lane: the owners of a round.
+constexpr int kBothLd = BN + 1;
+constexpr int kBothSmem = BM * kBothLd * 4 + THREADS * 2 * kList + THREADS;
 __global__ void __launch_bounds__(THREADS)
 missing_both(const uint32_t *__restrict__ ma, int64_t ld_a, int64_t n1, const uint32_t *__restrict__ mb, int64_t ld_b,
              int64_t n2, int64_t d, const uint32_t *__restrict__ weights, const uint32_t *__restrict__ tile_missing_a,
              const uint32_t *__restrict__ tile_missing_b, double *__restrict__ D, int64_t ldd, int64_t tiles_j,
              int64_t ntiles, bool same) {
-    static_assert(BM == 128 && BN == 128, "one uint4 of masks a tile of rows");
-    extern __shared__ uint32_t acc[];  // BM x BN
+    static_assert(BM == 128 && BN == 128, "one uint4 of masks a tile of rows, a byte a row");
+    extern __shared__ uint32_t acc[];  // the counters, then the lists
+    const int lane = threadIdx.x & 31;
+    uint8_t *const lists = reinterpret_cast<uint8_t *>(acc + BM * kBothLd) + (threadIdx.x - lane) * 2 * kList;
+    uint8_t *const mine = lists + lane * 2 * kList;
+    uint8_t *const owners = reinterpret_cast<uint8_t *>(acc + BM * kBothLd) + THREADS * 2 * kList + (threadIdx.x - lane);
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         int64_t ti, tj;
         tile_of(t, tiles_j, same, ti, tj);
         if (!tile_missing_a[ti] || !tile_missing_b[tj]) continue;  // uniform in the block
-        for (int e = threadIdx.x; e < BM * BN; e += THREADS) acc[e] = 0;
+        for (int e = threadIdx.x; e < BM * kBothLd; e += THREADS) acc[e] = 0;
         __syncthreads();
-        for (int64_t v = threadIdx.x; v < d; v += THREADS) {
-            const uint4 va = *reinterpret_cast<const uint4 *>(ma + v * ld_a + 4 * ti);
-            const uint4 vb = *reinterpret_cast<const uint4 *>(mb + v * ld_b + 4 * tj);
+        for (int64_t v0 = threadIdx.x - lane; v0 < d; v0 += THREADS) {  // uniform in the warp
+            const int64_t v = v0 + lane;
+            uint4 va = make_uint4(0, 0, 0, 0), vb = va;
+            if (v < d) {
+                va = *reinterpret_cast<const uint4 *>(ma + v * ld_a + 4 * ti);
+                vb = *reinterpret_cast<const uint4 *>(mb + v * ld_b + 4 * tj);
+            }
             const uint32_t a[4] = {va.x, va.y, va.z, va.w}, b[4] = {vb.x, vb.y, vb.z, vb.w};
-            if (!((a[0] | a[1] | a[2] | a[3]) && (b[0] | b[1] | b[2] | b[3]))) continue;
-            const uint32_t w = __ldg(weights + v);
+            uint32_t na = __popc(a[0]) + __popc(a[1]) + __popc(a[2]) + __popc(a[3]);
+            const uint32_t nb = __popc(b[0]) + __popc(b[1]) + __popc(b[2]) + __popc(b[3]);
+            const uint32_t w = na && nb ? __ldg(weights + v) : 0u;
+            if (!nb) na = 0;
+            if (na > kList || nb > kList) {
 #pragma unroll
-            for (int qa = 0; qa < 4; ++qa)
-                for (uint32_t x = a[qa]; x; x &= x - 1) {
-                    uint32_t *row = acc + (32 * qa + __ffs(x) - 1) * BN;
+                for (int qa = 0; qa < 4; ++qa)
+                    for (uint32_t x = a[qa]; x; x &= x - 1) {
+                        uint32_t *const row = acc + (32 * qa + __ffs(x) - 1) * kBothLd;
 #pragma unroll
-                    for (int qb = 0; qb < 4; ++qb)
-                        for (uint32_t y = b[qb]; y; y &= y - 1) atomicAdd(row + 32 * qb + __ffs(y) - 1, w);
+                        for (int qb = 0; qb < 4; ++qb)
+                            for (uint32_t y = b[qb]; y; y &= y - 1) atomicAdd(row + 32 * qb + __ffs(y) - 1, w);
+                    }
+                na = 0;
+            } else if (na) {
+                int k = 0;
+#pragma unroll
+                for (int qa = 0; qa < 4; ++qa)
+                    for (uint32_t x = a[qa]; x; x &= x - 1) mine[k++] = uint8_t(32 * qa + __ffs(x) - 1);
+                k = kList;
+#pragma unroll
+                for (int qb = 0; qb < 4; ++qb)
+                    for (uint32_t y = b[qb]; y; y &= y - 1) mine[k++] = uint8_t(32 * qb + __ffs(y) - 1);
+                for (; k % 4; ++k) mine[k] = uint8_t(BN);  // to a whole word: the padding column
+            }
+            __syncwarp();
+            uint32_t incl = na;  // inclusive prefix sum of the items over the warp's lanes
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const uint32_t x = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+                if (lane >= o) incl += x;
+            }
+            const uint32_t total = __shfl_sync(0xFFFFFFFFu, incl, 31), excl = incl - na;
+            int carry = 0;  // the owner of the round's item 0 when no variant's items start there
+            for (uint32_t g0 = 0; g0 < total; g0 += 32) {  // uniform
+                const uint32_t g = g0 + lane;
+                // The owner of item g: the lanes whose items start in this round publish
+                // their lane at the start's position; lane k's owner started at the last
+                // such position <= k, or before the round (the last round's lane 31's).
+                const int32_t at = int32_t(excl - g0);
+                const bool starts = na && at >= 0 && at < 32;
+                const uint32_t starts_at = __reduce_or_sync(0xFFFFFFFFu, starts ? 1u << at : 0u);
+                if (starts) owners[at] = uint8_t(lane);
+                __syncwarp();
+                const uint32_t below = starts_at & (0xFFFFFFFFu >> (31 - lane));
+                const int owner = below ? owners[31 - __clz(below)] : carry;
+                carry = __shfl_sync(0xFFFFFFFFu, owner, 31);
+                __syncwarp();  // the table is read before the next round writes it
+                const uint32_t k = g - __shfl_sync(0xFFFFFFFFu, excl, owner);
+                const uint32_t wt = __shfl_sync(0xFFFFFFFFu, w, owner), cnt = __shfl_sync(0xFFFFFFFFu, nb, owner);
+                if (g >= total) continue;
+                const uint8_t *const list = lists + owner * 2 * kList;
+                uint32_t *const row = acc + list[k] * kBothLd;
+                // Four columns a word (past the list: the row's padding column, never read).
+                const uint32_t *const cols = reinterpret_cast<const uint32_t *>(list + kList);
+                for (uint32_t c = 0; c < cnt; c += 4) {
+                    const uint32_t four = cols[c / 4];
+#pragma unroll
+                    for (uint32_t u = 0; u < 4; ++u) atomicAdd(row + ((four >> (8 * u)) & 0xFFu), wt);
                 }
+            }
+            __syncwarp();  // the lists are read before the next variants' are written
         }
         __syncthreads();
         for (int e = threadIdx.x; e < BM * BN; e += THREADS) {
             const int64_t i = ti * BM + e / BN, j = tj * BN + e % BN;
-            if (i < n1 && j < n2) *reinterpret_cast<uint32_t *>(D + i * ldd + j) = acc[e];
+            if (i < n1 && j < n2) *reinterpret_cast<uint32_t *>(D + i * ldd + j) = acc[e / BN * kBothLd + e % BN];
         }
         __syncthreads();
     }
