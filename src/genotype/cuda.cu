@@ -206,8 +206,8 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_j, bool same, i
 
 // The weight of the variants missing in rows i of A and j of B, for the 128 x 128 tiles
 // of the grid whose rows on both sides hold a missing call (the others are left alone:
-// the GEMM's epilogue takes 0 there), written as a uint32 into the first half of D's
-// double at (i, j), which the GEMM's epilogue reads before it writes the value there:
+// the GEMM's epilogue takes 0 there), written as a uint32 into the first (low) half of
+// D's double at (i, j), which the GEMM's epilogue reads before it writes the value there:
 // no n1 x n2 buffer of its own. Work in proportion to the (pair, variant) events,
 // d n1 n2 p^2 for a missing rate p: each (variant, row of A missing it) adds the
 // variant's weight to the counters of that row's pairs with the rows of B missing it
@@ -321,7 +321,10 @@ missing_both(const uint32_t *__restrict__ ma, int64_t ld_a, int64_t n1, const ui
         __syncthreads();
         for (int e = threadIdx.x; e < BM * BN; e += THREADS) {
             const int64_t i = ti * BM + e / BN, j = tj * BN + e % BN;
-            if (i < n1 && j < n2) *reinterpret_cast<uint32_t *>(D + i * ldd + j) = acc[e / BN * kBothLd + e % BN];
+            // The whole slot (the count in its low half): a warp's stores cover whole
+            // sectors, which L2 then need not fetch from memory first.
+            if (i < n1 && j < n2)
+                *reinterpret_cast<unsigned long long *>(D + i * ldd + j) = acc[e / BN * kBothLd + e % BN];
         }
         __syncthreads();
     }
