@@ -206,12 +206,12 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_j, bool same, i
 
 // The weight of the variants missing in rows i of A and j of B, for the 128 x 128 tiles
 // of the grid whose rows on both sides hold a missing call (the others are left alone:
-// the GEMM's epilogue takes 0 there), written as a uint32 into the first (low) half of
-// D's double at (i, j), which the GEMM's epilogue reads before it writes the value there:
-// no n1 x n2 buffer of its own. Work in proportion to the (pair, variant) events,
-// d n1 n2 p^2 for a missing rate p: each (variant, row of A missing it) adds the
-// variant's weight to the counters of that row's pairs with the rows of B missing it
-// (shared-memory atomics; the sums are exact modulo 2^32 in any order).
+// the GEMM's epilogue takes 0 there), written into D's slot at (i, j) as a 64-bit integer
+// (the count, zero-extended), whose low half the GEMM's epilogue reads before it writes
+// the value there: no n1 x n2 buffer of its own. Work in proportion to the (pair,
+// variant) events, d n1 n2 p^2 for a missing rate p: each (variant, row of A missing
+// it) adds the variant's weight to the counters of that row's pairs with the rows of B
+// missing it (shared-memory atomics; the sums are exact modulo 2^32 in any order).
 //
 // A warp takes 32 consecutive variants at a time, a lane each: the lane lists its
 // variant's missing rows of A and of B (bytes, in shared memory). The work items, the
@@ -227,7 +227,8 @@ constexpr int kList = 16;
 // The counters: BM rows of BN, a word of padding a row, so that the lanes adding to one
 // column of B from several rows of A (one variant's items) hit distinct banks; then per
 // lane its lists, kList rows of A and kList of B (the latter filled to a whole word
-// with BN, the padding column); then per warp a byte a lane: the owners of a round.
+// with BN, the padding column); then per warp 32 bytes: for each position of a round,
+// the lane whose items start there.
 constexpr int kBothLd = BN + 1;
 constexpr int kBothSmem = BM * kBothLd * 4 + THREADS * 2 * kList + THREADS;
 __global__ void __launch_bounds__(THREADS)
@@ -236,7 +237,7 @@ missing_both(const uint32_t *__restrict__ ma, int64_t ld_a, int64_t n1, const ui
              const uint32_t *__restrict__ tile_missing_b, double *__restrict__ D, int64_t ldd, int64_t tiles_j,
              int64_t ntiles, bool same) {
     static_assert(BM == 128 && BN == 128, "one uint4 of masks a tile of rows, a byte a row");
-    extern __shared__ uint32_t acc[];  // the counters, then the lists
+    extern __shared__ uint32_t acc[];  // the counters, then the lists, then the owners' tables
     const int lane = threadIdx.x & 31;
     uint8_t *const lists = reinterpret_cast<uint8_t *>(acc + BM * kBothLd) + (threadIdx.x - lane) * 2 * kList;
     uint8_t *const mine = lists + lane * 2 * kList;
