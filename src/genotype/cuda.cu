@@ -220,7 +220,7 @@ __device__ __forceinline__ void tile_of(int64_t t, int64_t tiles_j, bool same, i
 // OR reduction a round, below), the row from the owner's list, and adds to the columns
 // of the owner's list of B. (A lane per variant, walking its own masks, left most lanes
 // idle while a few walked long lists: 7.9 active lanes a warp, 1.43 ms where this takes
-// 0.68 at 8192 x 8192 x 4096, 5 % missing; tools/gpu-notes.md runs 99-105.) A variant
+// 0.64 at 8192 x 8192 x 4096, 5 % missing; tools/gpu-notes.md runs 99-107.) A variant
 // with more than kList missing rows on either side (rare but at high missing rates) its
 // lane adds alone, from the masks.
 constexpr int kList = 16;
