@@ -29,8 +29,10 @@
 //     per load; SoA C = 24 a group of consecutive elements whose entries are runs of 16
 //     bytes (2 f64, 4 f32), factored 32 / G at a time. SoA C = 16, 32 (the line kernel):
 //     teams of 8 warps stage 16 (C = 16) or 8 (C = 32) consecutive elements at once,
-//     each entry one run copied 16 bytes a thread, C = 16 double-buffered, C = 32 one
-//     stage a team, two (f64) or three (f32) teams an SM, 32 / G elements a warp.
+//     each entry one run copied 16 bytes a thread, double-buffered (f64 C = 32: one stage
+//     that takes the next round's copies once the rows are in registers, the results
+//     going out through a chunk of 16 rows), two (f64 C = 32) or three (f32 C = 32)
+//     teams an SM, 32 / G elements a warp.
 //     Column j: the pivot by warp reductions (REDUX) of the keys' 32-bit halves, then of
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
@@ -687,11 +689,12 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 // NW x EPT consecutive elements at once, each entry a run of E elements copied 16 bytes
 // a thread: C = 16 8 warps, 16 elements (f64 runs of 128 bytes, whole lines; f32 64),
 // double-buffered (the next round's copies in flight while this one is factored); C = 32
-// 8 warps, 8 elements (f64 runs of 64 bytes, f32 32), one stage, several teams an SM
-// (f64 two, 70 KB each at 128 registers; f32 three, 36 KB at 80 registers), each
-// factoring while the others' copies are in flight. Per-warp groups of 32-byte runs (C =
-// 16) and block staging 4 or 8 bytes a thread (C = 32) made two to four times the line requests a byte of the AoS
-// kernel and took 1.4 to 1.9 times as long.
+// 8 warps, 8 elements (f64 runs of 64 bytes, f32 32), several teams an SM (f64 two, 103
+// KB each at 128 registers, one stage and a chunk; f32 three, 69 KB at 80 registers,
+// double-buffered), each factoring while the others' copies are in flight. Per-warp
+// groups of 32-byte runs (C = 16) and block staging 4 or 8 bytes a thread (C = 32) made
+// two to four times the line requests a byte of the AoS kernel and took 1.4 to 1.9 times
+// as long.
 template <class T, int C>
 struct LineShape {
     static_assert(C == 16 || C == 32, "the line kernel's column counts");
@@ -702,49 +705,52 @@ struct LineShape {
     // = 16 (16 rows x 2 elements) on 16 (f64) / 32 (f32) distinct 8- / 4-byte slots per 8
     // rows (C = 32: 4-way conflicts, once a row per element).
     static constexpr int RS = C * E + W, STAGE = C * RS;
-    // Stages: C = 16 two (double-buffered); C = 32 one: each team copies in, factors and
-    // copies back in turn, factoring while the SM's other teams' copies are in flight
-    // (one double-buffered team an SM, 8 warps f64 or 16 f32, did worse: f64 0.505 ms
-    // against two teams' 0.456 at n = 32).
-    static constexpr int STAGES = C == 32 ? 1 : 2;
+    // Stages: two (double-buffered: the next round's copies land in the other while this
+    // one is factored), but f64 C = 32 one (two would leave one team of 8 warps an SM:
+    // 0.505 ms against two single-stage teams' 0.456 at n = 32), with PF: the next
+    // round's copies go into the stage as soon as this round's rows are in registers,
+    // and the factored rows go out through a chunk of CR rows (H100 f64 n = 32: 0.356 ->
+    // 0.351 ms). f32 C = 32: three double-buffered teams of 69 KB an SM (0.425 -> 0.411
+    // ms; PF spilled at the 80-register cap and took 0.443).
+    static constexpr int STAGES = C == 32 && sizeof(T) == 8 ? 1 : 2;
+    static constexpr bool PF = STAGES == 1;
+    static constexpr int CR = 16, CHUNK = PF ? CR * RS : 0;
     // The team's region: the elements' pivot-row buffers (two of C each), the stages, the
-    // pivots (bytes, C per element).
+    // chunk, the pivots (bytes, C per element).
     static constexpr int BUFS = E * 2 * C;
-    static constexpr int64_t PIV_OFF = int64_t(BUFS + STAGES * STAGE) * int64_t(sizeof(T));
+    static constexpr int64_t PIV_OFF = int64_t(BUFS + STAGES * STAGE + CHUNK) * int64_t(sizeof(T));
     static constexpr int64_t TEAM_BYTES = round16(PIV_OFF + int64_t(E) * C);
     static_assert((BUFS * sizeof(T)) % 16 == 0 && (RS * sizeof(T)) % 16 == 0 && E % W == 0, "16-byte runs");
 };
 
-// The team's copy of elements e0 .. e0 + E - 1 (those below batch), LOAD global -> stage
-// by cp.async, else back: thread = (memory entry, group of W elements), the group fastest,
-// so that E / W threads cover an entry's run; 16 bytes a thread where the pointer and the
-// stride allow it and the group is whole, else element by element.
+// A team's copy of a block of entries of elements e0 .. e0 + E - 1 (those below batch),
+// LOAD global -> shared by cp.async, else back: the memory entries (mr, mc) = (r0 + o, c0
+// + i) for o < outer, i < inner, the entry (o, i) at o ri + i ci of the shared block
+// (plus the element). Thread = (entry, group of W elements), the group fastest, so that E
+// / W threads cover an entry's run; 16 bytes a thread where the pointer and the stride
+// allow it and the group is whole, else element by element. The entries are walked by
+// steps of XS = TT / GR, the global and shared offsets carried from step to step: one
+// division a call, not a division and two 64-bit products a copy (the SoA C = 32 stage
+// is 16 to 32 entries a thread each way).
 template <class T, int C, bool LOAD>
-__device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *st, int tid,
-                                           bool vec) {
+__device__ __forceinline__ void line_copy(const Mat<T> &m, int64_t e0, int64_t batch, T *sh, int tid, bool vec,
+                                          int r0, int c0, int outer, int inner, int ri, int ci) {
     using S = LineShape<T, C>;
-    constexpr int GR = S::E / S::W;
+    constexpr int GR = S::E / S::W, XS = S::TT / GR;
     if (e0 >= batch) return;
     const int nv = batch - e0 < S::E ? int(batch - e0) : S::E, q0 = tid % GR * S::W;
     if (q0 >= nv) return;
     const bool whole = vec && q0 + S::W <= nv;
-    // Memory entry x = (mr, mc) walked by steps of XS = TT / GR entries (dr rows and dc
-    // columns), the global and shared offsets carried from step to step: one division a
-    // call, not a division and two 64-bit products a copy (the SoA C = 32 walks 16 to 32
-    // entries a thread each way).
-    constexpr int XS = S::TT / GR;
-    int x = tid / GR, mc = x % n;
-    const int dr = XS / n, dc = XS % n;
+    int x = tid / GR, in = x % inner;
+    const int dout = XS / inner, din = XS % inner;
     const int64_t gs = m.stride;
-    int64_t go = (int64_t(x / n) * m.ld + mc) * gs + e0 + q0;
-    const int64_t gstep = (int64_t(dr) * m.ld + dc) * gs, gwrap = (m.ld - n) * gs;
-    // Shared: logical (i, k) at i RS + k E; row-major memory (i, k) = (mr, mc), else (mc, mr).
-    const int ri = m.row_major ? S::RS : S::E, ci = m.row_major ? S::E : S::RS;
-    int so = (x / n) * ri + mc * ci + q0;
-    const int sstep = dr * ri + dc * ci, swrap = ri - n * ci;
-    for (; x < n * n; x += XS) {
+    int64_t go = (int64_t(r0 + x / inner) * m.ld + c0 + in) * gs + e0 + q0;
+    const int64_t gstep = (int64_t(dout) * m.ld + din) * gs, gwrap = (m.ld - inner) * gs;
+    int so = (x / inner) * ri + in * ci + q0;
+    const int sstep = dout * ri + din * ci, swrap = ri - inner * ci;
+    for (; x < outer * inner; x += XS) {
         T *const gp = m.p + go;
-        T *const sp = st + so;
+        T *const sp = sh + so;
         if (whole) {
             if (LOAD)
                 copy_async(reinterpret_cast<Pack<T> *>(sp), reinterpret_cast<const Pack<T> *>(gp));
@@ -758,11 +764,34 @@ __device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, i
                     gp[w] = sp[w];
             }
         }
-        mc += dc;
+        in += din;
         go += gstep;
         so += sstep;
-        if (mc >= n) mc -= n, go += gwrap, so += swrap;
+        if (in >= inner) in -= inner, go += gwrap, so += swrap;
     }
+}
+
+// The whole stage: logical (i, k) at i RS + k E; memory (mr, mc) = (i, k) row-major,
+// else (k, i).
+template <class T, int C, bool LOAD>
+__device__ __forceinline__ void line_stage(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *st, int tid,
+                                           bool vec) {
+    using S = LineShape<T, C>;
+    line_copy<T, C, LOAD>(m, e0, batch, st, tid, vec, 0, 0, n, n, m.row_major ? S::RS : S::E,
+                          m.row_major ? S::E : S::RS);
+}
+
+// Logical rows i0 .. i0 + rows - 1 of the team's elements from the chunk buffer (row i
+// at (i - i0) RS) back to memory: row-major, memory rows i0.. (rows x n entries), else
+// memory columns i0.. (n x rows).
+template <class T, int C>
+__device__ __forceinline__ void line_rows_out(const Mat<T> &m, int n, int64_t e0, int64_t batch, T *chunk,
+                                              int tid, bool vec, int i0, int rows) {
+    using S = LineShape<T, C>;
+    if (m.row_major)
+        line_copy<T, C, false>(m, e0, batch, chunk, tid, vec, i0, 0, rows, n, S::RS, S::E);
+    else
+        line_copy<T, C, false>(m, e0, batch, chunk, tid, vec, 0, i0, n, rows, S::E, S::RS);
 }
 
 // Each warp factors EPT of its team's elements (factor_rows, as the warp kernel), reading
@@ -782,43 +811,56 @@ __global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
     unsigned char *const pivsh = region + S::PIV_OFF;
     const bool vec = reinterpret_cast<uintptr_t>(g.a.p) % 16 == 0 && g.a.stride % S::W == 0;
     const int64_t per_block = int64_t(teams) * E, step = int64_t(gridDim.x) * per_block;
-    constexpr bool DB = S::STAGES == 2;
+    constexpr bool PF = S::PF;  // else double-buffered
+    T *const chunk = stage + S::STAGES * S::STAGE;
     int cb = 0;
-    if (DB)
-        line_stage<T, C, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage, tid,
-                               vec);
+    line_stage<T, C, true>(g.a, n, int64_t(blockIdx.x) * per_block + int64_t(team) * E, g.batch, stage, tid, vec);
     for (int64_t eb = int64_t(blockIdx.x) * per_block; eb < g.batch; eb += step) {
         const int64_t e0 = eb + int64_t(team) * E, e = e0 + qs;
         T *const cur = stage + cb * S::STAGE;
-        // One stage: this round's copies now (the last round's copy back and pivots were
-        // read before the barrier that ended it).
-        if (!DB) line_stage<T, C, true>(g.a, n, e0, g.batch, cur, tid, vec);
-        // This round's copies landed (each thread's own, then the barrier); two stages:
-        // the other was copied back before the barrier, the next round's copies go there.
+        // This round's copies landed (each thread's own, then the barrier). Two stages: the
+        // other was copied back before the barrier, and the next round's copies go there.
         copy_async_wait();
         __syncthreads();
-        if (DB) line_stage<T, C, true>(g.a, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
+        if (!PF) line_stage<T, C, true>(g.a, n, e0 + step, g.batch, stage + (cb ^ 1) * S::STAGE, tid, vec);
         const bool row_ok = e < g.batch && r < n;
         T a[C];
 #pragma unroll
         for (int k = 0; k < C; ++k) a[k] = row_ok && k < n ? cur[r * RS + k * E + qs] : T(0);
+        if (PF) {  // every row read: the next round's copies go into the stage
+            __syncthreads();
+            line_stage<T, C, true>(g.a, n, e0 + step, g.batch, cur, tid, vec);
+        }
         // The rows were read before factor_rows' first __syncwarp: they land at their
-        // final positions over rows of the same element.
+        // final positions (over rows of the same element, or in the chunk).
         int pos = r;
         const int info = factor_rows<T, C, G>(a, row_ok, r, q, lane, n, buf, pivsh + qs * C, pos);
-        if (row_ok) {
-#pragma unroll
-            for (int k = 0; k < C; ++k)
-                if (k < n) cur[pos * RS + k * E + qs] = a[k];
-        }
         if (r == 0 && e < g.batch) g.info[e] = info;
-        __syncthreads();
-        line_stage<T, C, false>(g.a, n, e0, g.batch, cur, tid, vec);
-        store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, TT, E);
-        if (DB)
+        if (PF) {
+            for (int i0 = 0; i0 < n; i0 += S::CR) {
+                const int rows = min(S::CR, n - i0);
+                if (row_ok && pos >= i0 && pos < i0 + rows) {
+#pragma unroll
+                    for (int k = 0; k < C; ++k)
+                        if (k < n) chunk[(pos - i0) * RS + k * E + qs] = a[k];
+                }
+                __syncthreads();
+                line_rows_out<T, C>(g.a, n, e0, g.batch, chunk, tid, vec, i0, rows);
+                __syncthreads();  // the chunk read before it is written again
+            }
+        } else {
+            if (row_ok) {
+#pragma unroll
+                for (int k = 0; k < C; ++k)
+                    if (k < n) cur[pos * RS + k * E + qs] = a[k];
+            }
+            __syncthreads();
+            line_stage<T, C, false>(g.a, n, e0, g.batch, cur, tid, vec);
             cb ^= 1;
-        else
-            __syncthreads();  // the stage and the pivots read before the next round writes them
+        }
+        // The pivots, read before the next round's first barrier (after which they are
+        // written again).
+        store_pivots(g.piv, n, e0, g.batch, pivsh, C, tid, TT, E);
     }
 }
 
