@@ -293,7 +293,8 @@ void check_all() {
     check_layout<T>(ctx.h, 2, 50021, Layout{false, false, 1, 2}, rng, worst);
     // The warp-group kernel's SoA staging (C = 16, 32: teams of 16 or 8 consecutive
     // elements, runs copied 16 bytes a thread where the stride is a multiple of 16 bytes'
-    // elements, else one by one, C = 16 double-buffered, C = 32 one stage; C = 24: each
+    // elements, else one by one, double-buffered but f64 C = 32 (one stage and a chunk of 16
+    // rows for the results: n = 27, 29, 30 take a partial chunk); C = 24: each
     // warp 2 or 4, factored 1 or 2 at a time): several grid-stride rounds with a partial last group and team, padded
     // rows and strides in both orders (strides 30012, 4104 and 2008: 16-byte runs), and
     // batches smaller than one group.
@@ -309,7 +310,7 @@ void check_all() {
     check_layout<T>(ctx.h, 15, 3, Layout{true, true, 1, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, 1, Layout{true, true, 0, 0}, rng, worst);
     // C = 32 (n = 25 .. 32) over several grid-stride rounds: SoA n = 32 the line kernel's
-    // one-stage teams (f64 two an SM, f32 three) with a partial last team; AoS n = 26,
+    // teams (f64 two an SM, f32 three) with a partial last team; AoS n = 26,
     // 32, 31 and n = 25, the least n of C = 32, whose columns 0 .. 24 f64 runs without a
     // test of n (SoA too, below). The last five only need rounds on the device: on the
     // host (no rounds) small batches keep the suite's time under sanitizers.
