@@ -37,7 +37,8 @@
 //     the positions among the hits (ties to the first row); the pivot value (and the next
 //     entry of its row) by shuffles, the rest of the pivot row through a shared row
 //     buffer read back with 16-byte loads; the rows land at their final positions for the
-//     copy back, which takes the staging's way in reverse. The columns fully unrolled (a
+//     copy back, which takes the staging's way in reverse (f64 SoA C = 32: a chunk of rows
+//     at a time). The columns fully unrolled (a
 //     rolled loop of blocks of 4 columns at C = 32, its code held in the instruction
 //     caches, cost more issue slots than the unrolled code's instruction fetch).
 //   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
@@ -471,7 +472,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
 // once. AoS: its 32 / G (G = 16 lanes an element at C = 16, else 32). SoA C = 24: a
 // group of consecutive elements whose entries are runs of 16 bytes (f64: 2, f32: 4); SoA
 // C = 16, 32: the line kernel (getrf_line_kernel: teams stage, EPT elements a warp), or
-// on devices whose blocks cannot hold its team (C = 32: f64 70 KB, f32 36 KB), this
+// on devices whose blocks cannot hold its team (C = 32: f64 87 KB at least, f32 69 KB), this
 // kernel with EPT elements a warp (runs of EPT elements: slow, but every device).
 __host__ __device__ constexpr int warp_columns(int n) { return n <= 16 ? 16 : n <= 24 ? 24 : 32; }
 __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
@@ -695,7 +696,7 @@ __global__ void LU_MAXNREG getrf_warp_kernel(const GetrfArgs<T> g) {
 // groups of 32-byte runs (C = 16) and block staging 4 or 8 bytes a thread (C = 32) made
 // two to four times the line requests a byte of the AoS kernel and took 1.4 to 1.9 times
 // as long.
-template <class T, int C>
+template <class T, int C, int CR_ = 16>
 struct LineShape {
     static_assert(C == 16 || C == 32, "the line kernel's column counts");
     static constexpr int G = C <= 16 ? 16 : 32, EPT = 32 / G, NW = 8, E = NW * EPT,
@@ -710,11 +711,13 @@ struct LineShape {
     // 0.505 ms against two single-stage teams' 0.456 at n = 32), with PF: the next
     // round's copies go into the stage as soon as this round's rows are in registers,
     // and the factored rows go out through a chunk of CR rows (H100 f64 n = 32: 0.356 ->
-    // 0.351 ms). f32 C = 32: three double-buffered teams of 69 KB an SM (0.425 -> 0.411
-    // ms; PF spilled at the 80-register cap and took 0.443).
+    // 0.351 ms with CR = 16, a 103 KB team; CR = 8, 87 KB, took 0.367 and is the choice
+    // where a block holds less, as the 99 KB of sm_86 / sm_89). f32 C = 32: three
+    // double-buffered teams of 69 KB an SM (0.425 -> 0.411 ms; PF spilled at the
+    // 80-register cap and took 0.443).
     static constexpr int STAGES = C == 32 && sizeof(T) == 8 ? 1 : 2;
     static constexpr bool PF = STAGES == 1;
-    static constexpr int CR = 16, CHUNK = PF ? CR * RS : 0;
+    static constexpr int CR = CR_, CHUNK = PF ? CR * RS : 0;
     // The team's region: the elements' pivot-row buffers (two of C each), the stages, the
     // chunk, the pivots (bytes, C per element).
     static constexpr int BUFS = E * 2 * C;
@@ -729,9 +732,9 @@ struct LineShape {
 // (plus the element). Thread = (entry, group of W elements), the group fastest, so that E
 // / W threads cover an entry's run; 16 bytes a thread where the pointer and the stride
 // allow it and the group is whole, else element by element. The entries are walked by
-// steps of XS = TT / GR, the global and shared offsets carried from step to step: one
-// division a call, not a division and two 64-bit products a copy (the SoA C = 32 stage
-// is 16 to 32 entries a thread each way).
+// steps of XS = TT / GR, the global and shared offsets carried from step to step: two
+// divisions a call, not a division and two 64-bit products a copy (a C = 32 stage is 10
+// to 16 steps a thread each way in f64, 5 to 8 in f32).
 template <class T, int C, bool LOAD>
 __device__ __forceinline__ void line_copy(const Mat<T> &m, int64_t e0, int64_t batch, T *sh, int tid, bool vec,
                                           int r0, int c0, int outer, int inner, int ri, int ci) {
@@ -795,11 +798,13 @@ __device__ __forceinline__ void line_rows_out(const Mat<T> &m, int n, int64_t e0
 }
 
 // Each warp factors EPT of its team's elements (factor_rows, as the warp kernel), reading
-// its rows from the stage and writing them back at their final positions; two barriers a
-// round (the stage is ready / factored), the copy back and the pivots in memory order.
-template <class T, int C>
+// its rows from the stage and writing them back at their final positions, the copy back
+// and the pivots in memory order. Double-buffered: two barriers a round (the stage is
+// ready / factored). PF: the rows back through the chunk, two barriers a round and two a
+// chunk, one for the last (n = 32, CR = 16: five).
+template <class T, int C, int CR>
 __global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
-    using S = LineShape<T, C>;
+    using S = LineShape<T, C, CR>;
     constexpr int G = S::G, EPT = S::EPT, E = S::E, TT = S::TT, RS = S::RS;
     extern __shared__ __align__(16) unsigned char lu_smem[];
     const int team = int(threadIdx.x) / TT, tid = int(threadIdx.x) % TT, teams = int(blockDim.x) / TT;
@@ -846,7 +851,9 @@ __global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
                 }
                 __syncthreads();
                 line_rows_out<T, C>(g.a, n, e0, g.batch, chunk, tid, vec, i0, rows);
-                __syncthreads();  // the chunk read before it is written again
+                // The chunk read before it is written again (after the last chunk, the next
+                // round's first barriers order it).
+                if (i0 + S::CR < n) __syncthreads();
             }
         } else {
             if (row_ok) {
@@ -1050,11 +1057,11 @@ KernelSpec getrf_thread_for(int n, bool soa) {
         return n == N ? getrf_thread<T, N>(soa) : getrf_thread_for<T, N - 1>(n, soa);
 }
 
-template <class T, int C>
+template <class T, int C, int CR>
 KernelSpec getrf_line() {
-    using Shape = LineShape<T, C>;
+    using Shape = LineShape<T, C, CR>;
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&getrf_line_kernel<T, C>);
+    k.fn = reinterpret_cast<const void *>(&getrf_line_kernel<T, C, CR>);
     k.group = Shape::G;
     k.unit_threads = Shape::TT;
     k.unit_elements = Shape::E;
@@ -1078,8 +1085,12 @@ KernelSpec getrf_warp() {
 // where its team fits `max_shared` bytes.
 template <class T, int C>
 KernelSpec getrf_warp_c(bool soa, int64_t max_shared) {
-    if constexpr (C != 24)
-        if (soa && LineShape<T, C>::TEAM_BYTES <= max_shared) return getrf_line<T, C>();
+    if constexpr (C != 24) {
+        // The largest team that fits a block (f64 C = 32: the chunk of 16 rows, else of 8).
+        if (soa && LineShape<T, C, 16>::TEAM_BYTES <= max_shared) return getrf_line<T, C, 16>();
+        if constexpr (LineShape<T, C, 8>::PF)
+            if (soa && LineShape<T, C, 8>::TEAM_BYTES <= max_shared) return getrf_line<T, C, 8>();
+    }
     return soa ? getrf_warp<T, C, true>() : getrf_warp<T, C, false>();
 }
 

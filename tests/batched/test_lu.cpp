@@ -294,7 +294,7 @@ void check_all() {
     // The warp-group kernel's SoA staging (C = 16, 32: teams of 16 or 8 consecutive
     // elements, runs copied 16 bytes a thread where the stride is a multiple of 16 bytes'
     // elements, else one by one, double-buffered but f64 C = 32 (one stage and a chunk of 16
-    // rows for the results: n = 27, 29, 30 take a partial chunk); C = 24: each
+    // rows for the results: n = 25 .. 31 take a partial chunk); C = 24: each
     // warp 2 or 4, factored 1 or 2 at a time): several grid-stride rounds with a partial last group and team, padded
     // rows and strides in both orders (strides 30012, 4104 and 2008: 16-byte runs), and
     // batches smaller than one group.
