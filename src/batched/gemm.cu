@@ -1294,8 +1294,8 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
         kn = pipe_kernel<T>(pb.c.soa, mn, k);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and a C tile of "
-                                        "up to 32x32, A and B staged by cp.async in slices of k, several slices "
-                                        "in flight",
+                                        "up to 32x32, A and B staged by cp.async in slices of k (whole 128-byte "
+                                        "lines asked of L2), the next slices in flight while one is folded",
                                         m, n, k, kn.unit_elements)
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
                                         "per element, A and B staged by cp.async in slices of k, several "
