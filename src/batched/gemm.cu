@@ -536,27 +536,11 @@ __device__ __forceinline__ void store_piece(T *dst, const T *acc, bool whole, in
     asm volatile("" ::: "memory");  // a piece at a time: the epilogue holds few registers
 }
 
-// cp.async: 16 bytes, or one entry. Every source byte must be an entry the layout says
-// exists: a piece that would run past a row's last entry (into ld padding, or past the
-// end of the array for the last element's last row; for SoA past the last element of an
-// entry) is copied entry by entry instead, never as a zero-filled 16-byte copy, whose
-// source is still read as 16 bytes.
-// L2_LINE: ask L2 for the source's whole 128-byte line (the SoA tiles: a block's run of an
-// entry is 32 to 128 bytes and the next runs are the neighbouring blocks', read at about
-// the same time; H100 run 125: f64 32 x 32 0.446 -> 0.348 ms, 16 x 16 0.341 -> 0.323).
-template <bool L2_LINE = false>
-__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    if constexpr (L2_LINE)
-        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-    else
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-}
-template <class T>
-__device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
-}
+// cp.async (cp_async16, cp_async_one: walker.cuh), 16 bytes or one entry. Every source
+// byte must be an entry the layout says exists: a piece that would run past a row's last
+// entry (into ld padding, or past the end of the array for the last element's last row;
+// for SoA past the last element of an entry) is copied entry by entry instead, never as a
+// zero-filled 16-byte copy, whose source is still read as 16 bytes.
 // V entries from src to dst (16 bytes) when `left` reaches V, else the `left` that exist
 // one at a time.
 template <int V, bool L2_LINE = false, class T>
@@ -1216,9 +1200,9 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
         if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 4>();
-        // C one tile across in slices of 16, two stages (one item a slice pair fewer: H100
-        // f32 32 x 32 0.373 -> 0.357 ms, f64 0.350 -> 0.346, run 130; three stages at 128
-        // registers for a fourth block an SM spilled and took 0.38-0.40)
+        // C one tile across in slices of 16, two stages (one item where slices of 8 took
+        // two: H100 f32 32 x 32 0.373 -> 0.357 ms, f64 0.350 -> 0.346, run 130; three
+        // stages at 128 registers, for a fourth block an SM, spilled and took 0.38-0.40)
         if (mn <= 32) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true>();
         return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
     }

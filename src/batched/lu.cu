@@ -221,12 +221,10 @@ __device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, in
 template <class T>
 __device__ __forceinline__ void copy_async(T *dst, const T *src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     if constexpr (sizeof(T) == 16)
-        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+        cp_async16<true>(dst, src);
     else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T)))
-                     : "memory");
+        cp_async_one(dst, src);
 #else
     *dst = *src;
 #endif
