@@ -1181,11 +1181,12 @@ KernelSpec soa_pipe_kernel() {
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
 // unit, the whole of C in one tile (H100 64 x 64: f64 0.40 ms, f32 0.42 in one tile of
 // 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks).
-// AoS C above 32 x 32: slices of 32 dimensions, two stages (as many bytes in flight as
-// three stages of 16, at the same blocks an SM). A slice of A is then 256 bytes of each
-// row (f32 128); in slices of 16 each 512-byte row of A was read in four runs of 128
-// bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound (H100: f64
-// 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows, reaches 90 %.
+// AoS C above 16 x 16 with k > 16: slices of 32 dimensions, two stages (as many bytes
+// in flight as three stages of 16, at the same blocks an SM). A slice of A is then 256
+// bytes of each row (f32 128); in slices of 16 each 512-byte row of A was read in four
+// runs of 128 bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound
+// (H100: f64 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows,
+// reaches 90 % (32 x 32: whole rows of A in one slice, run 134).
 // (k <= 16: one slice of 16, three stages, as before; the slices of 32 would take the
 // partial-slice loop.) f64 in slices of 32 on the tensor cores (AosPipe::MMA): H100
 // round 2 on the fma pipe reached 0.357 ms (76 % of the bound) where torch.bmm, on the
@@ -1204,16 +1205,27 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         // two: H100 f32 32 x 32 0.373 -> 0.357 ms, f64 0.350 -> 0.346, run 130; three
         // stages at 128 registers, for a fourth block an SM, spilled and took 0.38-0.40)
         if (mn <= 32) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true>();
-        return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
+        // C above 32 x 32 in tiles of 32 x 32: f64 in slices of 8 over four stages, f32 in
+        // slices of 16 over two (H100 run 134: f32 0.587-0.602 -> 0.544-0.565 ms; f64
+        // 0.473-0.483 -> 0.482-0.495, not taken)
+        if constexpr (D)
+            return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
+        else
+            return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
-        if (mn <= 32) return aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>();
+        // C up to 32 x 32 with k > 16 in slices of 32 (whole 256-byte rows of A), two
+        // stages (H100 run 134: 0.329-0.330 -> 0.300-0.307 ms; three stages 0.319-0.322)
+        if (mn <= 32)
+            return k <= 16 ? aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>() : aos_pipe_kernel<T, 8, 8, 4, 4, 32, 2>();
         return k <= 16 ? aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
-        if (mn <= 32) return aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>();
+        // (as f64; H100 run 135: 0.310-0.311 -> 0.301-0.306 ms, three stages 0.330)
+        if (mn <= 32)
+            return k <= 16 ? aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>() : aos_pipe_kernel<T, 4, 8, 8, 4, 32, 2>();
         return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
     }
 }
@@ -1306,7 +1318,7 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // an SM, keep more resident than blocks of two or four (one an SM); the blocks that
     // run together then share the lines.
     if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4, false>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 4, false>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, false>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 16, 2, true>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, true>))
         return 1;
