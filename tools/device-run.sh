@@ -2,14 +2,17 @@
 # Developer script for a lent GPU machine (see tools/gpu-notes.md).
 #   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped)
 #                                       and ../shared/bench/peers.py into .device/
-#   tools/device-run.sh run [--bench] [--batched] [--quick] [--sanitize]
+#   tools/device-run.sh run [--bench] [--batched] [--passes N] [--quick] [--sanitize] [--no-tests]
 #                                       there: gpu suite (binaries run directly: the build
 #                                       was configured by another Meson), the demo, and
-#                                       optionally apairs_bench beside peers.py; then
+#                                       optionally apairs_bench beside peers.py (--batched:
+#                                       N passes of both, alternating, each row's median
+#                                       time of ours and of the peer's; the peers' times
+#                                       move between calls more than ours); then
 #                                       compute-sanitizer memcheck and racecheck on the
 #                                       pairwise cases, or with --sanitize the whole gpu
 #                                       suite under memcheck, racecheck, initcheck and
-#                                       synccheck
+#                                       synccheck; --no-tests: the benchmarks alone
 # Logs go to $OUT (or /tmp/apairs-device); a summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +27,11 @@ if [ "${1:-}" = pack ]; then
   du -sh .device
   exit 0
 fi
-[ "${1:-}" = run ] || { echo "usage: $0 pack | run [--bench] [--quick]" >&2; exit 2; }
+[ "${1:-}" = run ] || { echo "usage: $0 pack | run [--bench] [--batched] [--passes N] [--quick] [--sanitize] [--no-tests]" >&2; exit 2; }
 shift
+passes=1
+args=("$@")
+for i in "${!args[@]}"; do [ "${args[$i]}" = --passes ] && passes=${args[$((i + 1))]:-1}; done
 b=.device/build
 out=${OUT:-/tmp/apairs-device}
 mkdir -p "$out"
@@ -40,11 +46,14 @@ suite() {  # name, then the command
   note "$name rc=$rc: $(grep -E 'test cases|All tests passed|ERROR SUMMARY' "$out/$name.log" | tail -1)"
   [ $rc -eq 0 ] || tail -60 "$out/$name.log"
 }
-suite gpu-api "$b/tests/test_api"
-suite gpu-core "$b/tests/test_core" '[cuda],[faults]'
-"$b/tools/apairs" -o "$out/D.npy" >"$out/demo.log" 2>&1
-note "demo rc=$?"
-cat "$out/demo.log"
+tests=1; [[ " $* " == *" --no-tests "* ]] && tests=0
+if [ $tests = 1 ]; then
+  suite gpu-api "$b/tests/test_api"
+  suite gpu-core "$b/tests/test_core" '[cuda],[faults]'
+  "$b/tools/apairs" -o "$out/D.npy" >"$out/demo.log" 2>&1
+  note "demo rc=$?"
+  cat "$out/demo.log"
+fi
 
 if [[ " $* " == *" --bench "* ]]; then
   q=""; [[ " $* " == *" --quick "* ]] && q="--quick"
@@ -76,19 +85,35 @@ PY
 fi
 if [[ " $* " == *" --batched "* ]]; then
   q=""; [[ " $* " == *" --quick "* ]] && q="--quick"
-  "$b/tools/apairs_bench" --suite batched $q --json "$out/batched.json" >"$out/batched.log" 2>&1
-  note "batched bench rc=$?"
-  python3 .device/peers.py --suite batched $q --json "$out/peers-batched.json" >"$out/peers-batched.log" 2>&1
-  note "batched peers rc=$?"
-  grep '^#.*copy' "$out/batched.log" | head -2
-  python3 - "$out" <<'PY'
+  for ((r = 1; r <= passes; ++r)); do
+    "$b/tools/apairs_bench" --suite batched $q --json "$out/batched.$r.json" >"$out/batched.$r.log" 2>&1
+    note "batched bench pass $r rc=$?"
+    python3 .device/peers.py --suite batched $q --json "$out/peers-batched.$r.json" >"$out/peers-batched.$r.log" 2>&1
+    note "batched peers pass $r rc=$?"
+    grep '^#.*copy' "$out/batched.$r.log" | head -1
+  done
+  cp "$out/batched.1.log" "$out/batched.log"
+  # batched.json and peers-batched.json: each row the pass of median time (ours and the
+  # peer's separately); the passes' own files go into one tar.
+  python3 - "$out" "$passes" <<'PY'
 import json, sys
-out = sys.argv[1]
-ours = json.load(open(f"{out}/batched.json"))["rows"]
+out, passes = sys.argv[1], int(sys.argv[2])
+def median_rows(stem):
+    runs = [json.load(open(f"{out}/{stem}.{r}.json")) for r in range(1, passes + 1)]
+    groups = {}
+    for run in runs:
+        for row in run["rows"]:
+            groups.setdefault((row["name"], row["shape"]), []).append(row)
+    doc = dict(runs[0])
+    doc["rows"] = [sorted(g, key=lambda x: x["ms"])[len(g) // 2] for g in groups.values()]
+    doc["passes"] = passes
+    json.dump(doc, open(f"{out}/{stem}.json", "w"), indent=1)
+    return doc["rows"]
+ours = median_rows("batched")
 # Keyed by (operation, shape, dtype): peers' 'potrf (cholesky_ex) float64' and our
 # 'apairs potrf AoS float64' name the operation by their first and second words.
-peers = {(p["name"].split()[0], p["shape"], p["name"].split()[-1]): p
-         for p in json.load(open(f"{out}/peers-batched.json"))["rows"]}
+peers = {(p["name"].split()[0], p["shape"], p["name"].split()[-1]): p for p in median_rows("peers-batched")}
+print(f"medians of {passes} pass(es)")
 print(f"{'case':36s} {'shape':22s} {'ours ms':>9s} {'GB/s':>8s} {'peer ms':>9s} {'peer/ours':>9s}  peer")
 for r in ours:
     if r.get("suite") != "batched":
@@ -98,10 +123,14 @@ for r in ours:
     print(f"{r['name']:36s} {r['shape']:22s} {r['ms']:9.3f} {r['rate']:8.0f} {pm:9.3f} {pm / r['ms']:9.2f}  "
           f"{p['name'] if p else '(no peer)'}")
 PY
+  (cd "$out" && tar cf batched-passes.tar batched.[0-9]*.json batched.[0-9]*.log peers-batched.[0-9]*.json \
+     peers-batched.[0-9]*.log && rm -f batched.[0-9]*.json batched.[0-9]*.log peers-batched.[0-9]*.json peers-batched.[0-9]*.log)
   grep -E '^(apairs|#).*(potrf|chol)' "$out/batched.log" | head -2
 fi
 # Sanitizers last: slow, and the rest should report even if they run out of time.
-if [[ " $* " == *" --sanitize "* ]]; then
+if [ $tests = 0 ]; then
+  :
+elif [[ " $* " == *" --sanitize "* ]]; then
   # The eight runs at once (the machine has the cores; the GPU interleaves them), each
   # writing its summary line to a file of its own.
   for tool in memcheck racecheck initcheck synccheck; do
