@@ -31,7 +31,8 @@ fi
 shift
 passes=1
 args=("$@")
-for i in "${!args[@]}"; do [ "${args[$i]}" = --passes ] && passes=${args[$((i + 1))]:-1}; done
+for i in "${!args[@]}"; do [ "${args[$i]}" = --passes ] && passes=${args[$((i + 1))]:-}; done
+[[ $passes =~ ^[1-9][0-9]*$ ]] || { echo "--passes N: N a positive count" >&2; exit 2; }
 b=.device/build
 out=${OUT:-/tmp/apairs-device}
 mkdir -p "$out"
@@ -92,7 +93,7 @@ if [[ " $* " == *" --batched "* ]]; then
     note "batched peers pass $r rc=$?"
     grep '^#.*copy' "$out/batched.$r.log" | head -1
   done
-  cp "$out/batched.1.log" "$out/batched.log"
+  cp "$out/batched.1.log" "$out/batched.log"  # (pass 1's log; the json files below are medians)
   # batched.json and peers-batched.json: each row the pass of median time (ours and the
   # peer's separately); the passes' own files go into one tar.
   python3 - "$out" "$passes" <<'PY'

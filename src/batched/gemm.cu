@@ -805,8 +805,9 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         } else if (ks == KS) {
             // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
             // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
-            // sums, whole slices: at 80 registers the split loop spills).
+            // sums: whole slices).
             constexpr int KU = cmin(KS, cmax(V, 512 / (TM * TN)));
+            static_assert(KS % KU == 0, "whole unrolled steps");
 #pragma unroll 1
             for (int l0 = 0; l0 < KS; l0 += KU) {
 #pragma unroll
@@ -1181,14 +1182,15 @@ KernelSpec soa_pipe_kernel() {
 // The pipelined kernels for elements of C up to 64 x 64 (any k): AoS one element per
 // unit, the whole of C in one tile (H100 64 x 64: f64 0.40 ms, f32 0.42 in one tile of
 // 256 / 128 threads, against 0.53 / 0.56 in four tiles of 32 x 32 on separate blocks).
-// AoS C above 16 x 16 with k > 16: slices of 32 dimensions, two stages (as many bytes
-// in flight as three stages of 16, at the same blocks an SM). A slice of A is then 256
+// AoS C above 16 x 16: slices of 32 dimensions, two stages (64 x 64: as many bytes in
+// flight as three stages of 16, at the same blocks an SM). A slice of A is then 256
 // bytes of each row (f32 128); in slices of 16 each 512-byte row of A was read in four
 // runs of 128 bytes (f32 64) at four times, and 64 x 64 reached 66 / 61 % of the bound
 // (H100: f64 0.410, f32 0.441 ms) where C of 16 x 16, whose slices are whole rows,
-// reaches 90 % (32 x 32: whole rows of A in one slice, run 134).
-// (k <= 16: one slice of 16, three stages, as before; the slices of 32 would take the
-// partial-slice loop.) f64 in slices of 32 on the tensor cores (AosPipe::MMA): H100
+// reaches 90 %. C of 17..32: whole rows of A in one slice, at fewer elements an SM (f64
+// 6 where slices of 16 held 8, f32 13 for 16; run 134). Slices of 16 over three stages
+// where k is below 32 (C of 17..32) or at most 16 (64 x 64): a k that fits no whole
+// slice of 32 would go all through the partial-slice loop. f64 in slices of 32 on the tensor cores (AosPipe::MMA): H100
 // round 2 on the fma pipe reached 0.357 ms (76 % of the bound) where torch.bmm, on the
 // tensor cores, reached 0.324; the 64 x 64 x 64 fma of an element take some 4096 cycles
 // of an SM's fp64 pipe against some 2048 of its tensor cores, and the fragment loads half
@@ -1216,16 +1218,16 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
         if (mn <= 16) return aos_pipe_kernel<T, 4, 8, 4, 2, 16, 3>();
-        // C up to 32 x 32 with k > 16 in slices of 32 (whole 256-byte rows of A), two
+        // C up to 32 x 32 with k >= 32 in slices of 32 (whole 256-byte rows of A), two
         // stages (H100 run 134: 0.329-0.330 -> 0.300-0.307 ms; three stages 0.319-0.322)
         if (mn <= 32)
-            return k <= 16 ? aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>() : aos_pipe_kernel<T, 8, 8, 4, 4, 32, 2>();
+            return k < 32 ? aos_pipe_kernel<T, 8, 8, 4, 4, 16, 3>() : aos_pipe_kernel<T, 8, 8, 4, 4, 32, 2>();
         return k <= 16 ? aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
         // (as f64; H100 run 135: 0.310-0.311 -> 0.301-0.306 ms, three stages 0.330)
         if (mn <= 32)
-            return k <= 16 ? aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>() : aos_pipe_kernel<T, 4, 8, 8, 4, 32, 2>();
+            return k < 32 ? aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>() : aos_pipe_kernel<T, 4, 8, 8, 4, 32, 2>();
         return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
     }
 }

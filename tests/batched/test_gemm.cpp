@@ -202,9 +202,11 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{8, 8, 8, 1061, false, false, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{7, 8, 6, 139, true, true, true, false, 1, 2, -0.75, 0.0});
     // AoS k in several slices with rows padded to 16 bytes (ld past the row); C of 17..32
-    // with 16 < k < 32 (one partial slice of 32), both operands transposed, column-major.
+    // with 16 < k < 32 (slices of 16, the second partial), both operands transposed,
+    // column-major; k = 32 (one whole slice of 32), column-major, B transposed.
     cs.push_back(Case{32, 24, 40, 97, false, false, false, true, 4, 0, 1.0, 0.5});
     cs.push_back(Case{28, 30, 19, 33, true, true, false, false, 1, 2, 1.0, 0.5});
+    cs.push_back(Case{30, 25, 32, 45, false, true, false, false, 0, 3, -0.75, 1.0});
     cs.push_back(Case{40, 28, 36, 61, true, false, false, false, 4, 4, -0.75, 0.0});
     // AoS C of 9..16 (f64: 4 x 2 sums a thread, three stages): k in several slices with a
     // partial last one, a batch ending inside a block, N and T operands.
