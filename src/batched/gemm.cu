@@ -1190,11 +1190,12 @@ KernelSpec soa_pipe_kernel() {
 // reaches 90 %. C of 17..32: whole rows of A in one slice, at fewer elements an SM (f64
 // 6 where slices of 16 held 8, f32 13 for 16; run 134). Slices of 16 over three stages
 // where k is below 32 (C of 17..32) or at most 16 (64 x 64): a k that fits no whole
-// slice of 32 would go all through the partial-slice loop. f64 in slices of 32 on the tensor cores (AosPipe::MMA): H100
-// round 2 on the fma pipe reached 0.357 ms (76 % of the bound) where torch.bmm, on the
-// tensor cores, reached 0.324; the 64 x 64 x 64 fma of an element take some 4096 cycles
-// of an SM's fp64 pipe against some 2048 of its tensor cores, and the fragment loads half
-// the shared-memory wavefronts (12 per 8 mma of a warp, against 12 per 32 fma).
+// slice of 32 would go all through the partial-slice loop. f64 in slices of 32 on the
+// tensor cores (AosPipe::MMA): H100 round 2 on the fma pipe reached 0.357 ms (76 % of
+// the bound) where torch.bmm, on the tensor cores, reached 0.324; the 64 x 64 x 64 fma of
+// an element take some 4096 cycles of an SM's fp64 pipe against some 2048 of its tensor
+// cores, and the fragment loads half the shared-memory wavefronts (12 per 8 mma of a
+// warp, against 12 per 32 fma).
 // SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
 // (4 x 4 x V sums a thread).
 template <class T>
