@@ -884,7 +884,8 @@ struct SoaPipe {
     // (2 x 2 x V sums a thread at 80 registers, 24 warps an SM, measured slower on H100
     // than at 128: f64 8 x 8 0.352 against 0.340 ms, 16 x 16 0.409 against 0.395; in
     // blocks of eight units of one warp, three an SM, 8 x 8 0.344 / 0.347 for f64 / f32.)
-    static constexpr int MAX_REGS = TM * TN > 8 ? 168 : 128;
+    // Units of 512 threads (4 x 4 x V sums, C of 64 x 64) at 128: one an SM.
+    static constexpr int MAX_REGS = S >= 512 || TM * TN <= 8 ? 128 : 168;
     // C of 16 x 16 goes out through shared memory (CS T per unit), whole runs of an
     // entry's elements a store (see the kernel).
     static constexpr bool STAGE_C = MT == 16 && NT == 16;
@@ -897,6 +898,9 @@ struct SoaPipe {
 // MT x NT tile of their C (C larger than the tile: several pairs of group and tile, A and
 // B read once per tile row and column, from L2 after the first); thread (qv, ty, tx) owns
 // V consecutive elements and, in each, rows ty + TY i and columns tx + TX j of the tile.
+// (The selection now gives every shape a tile as large as C, AoS and SoA alike; the tile
+// walk stays: without it ptxas allocated the kernels differently and the 32 x 32 tiles,
+// spill-free here, spilled 80 bytes.)
 // ONE_ACROSS: the tile origin through TileCursor::origin (no division when C is one tile
 // across; H100 f32 32 x 32 0.423 ms against 0.471), else by division (with origin's test,
 // f32 64 x 64 took 0.738 ms against 0.642).
@@ -1196,8 +1200,8 @@ KernelSpec soa_pipe_kernel() {
 // an element take some 4096 cycles of an SM's fp64 pipe against some 2048 of its tensor
 // cores, and the fragment loads half the shared-memory wavefronts (12 per 8 mma of a
 // warp, against 12 per 32 fma).
-// SoA 32 bytes of consecutive elements per unit, C above 16 x 16 in tiles of 32 x 32
-// (4 x 4 x V sums a thread).
+// SoA 32 bytes of consecutive elements per unit and the whole of their C: above 16 x 16
+// 4 x 4 x V sums a thread (C of 64 x 64: 512 threads a unit).
 template <class T>
 KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
     constexpr bool D = sizeof(T) == 8;
@@ -1208,13 +1212,13 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         // two: H100 f32 32 x 32 0.373 -> 0.357 ms, f64 0.350 -> 0.346, run 130; three
         // stages at 128 registers, for a fourth block an SM, spilled and took 0.38-0.40)
         if (mn <= 32) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true>();
-        // C above 32 x 32 in tiles of 32 x 32: f64 in slices of 8 over four stages, f32 in
-        // slices of 16 over two (H100 run 134: f32 0.587-0.602 -> 0.544-0.565 ms; f64
-        // 0.473-0.483 -> 0.482-0.495, not taken)
-        if constexpr (D)
-            return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 4>();
-        else
-            return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2>();
+        // C above 32 x 32 in one tile of 64 x 64 (512 threads a unit, one block an SM), slices
+        // of 8 over four stages: A and B read once, where tiles of 32 x 32 (128 threads, three
+        // blocks an SM) read each half of A and of B twice, the second time from L2, and were
+        // bound by L2 (run 138). H100 runs 141-149: f64 0.465-0.479 -> 0.445-0.456 ms, f32
+        // 0.539-0.562 -> 0.510-0.516 (f64 in slices of 16 over three stages 0.459-0.469, f32
+        // in slices of 16 over two 0.536-0.543)
+        return soa_pipe_kernel<T, 16, 16, 4, 4, 2, 8, 4>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
     if constexpr (D) {
@@ -1292,8 +1296,8 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
         kn = pipe_kernel<T>(pb.c.soa, mn, k);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
-                                        "elements (32-byte runs of each entry) share a sub-block and a C tile of "
-                                        "up to 32x32, A and B staged by cp.async in slices of k (whole 128-byte "
+                                        "elements (32-byte runs of each entry) share a sub-block and their whole "
+                                        "C, A and B staged by cp.async in slices of k (whole 128-byte "
                                         "lines asked of L2), the next slices in flight while one is folded",
                                         m, n, k, kn.unit_elements)
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
@@ -1317,13 +1321,12 @@ KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
 // for the pipelined SoA kernel (units of 16 or 32 bytes an entry), a 128-byte line.
 int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     if (k.model != Model::BlockPerElement || !pb.c.soa) return 1;
-    // The 4 x 4 x V tiles take some 160 registers: blocks of one unit (128 threads), three
-    // an SM, keep more resident than blocks of two or four (one an SM); the blocks that
-    // run together then share the lines.
-    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 8, 4, false>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, false>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 16, 2, true>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, true>))
+    // The 4 x 4 x V tiles of C of 17..32 take some 160 registers: blocks of one unit (128
+    // threads), three an SM, keep more resident than blocks of two or four (one an SM); the
+    // blocks that run together then share the lines. C of 64 x 64 (512 threads): one unit.
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 16, 2, true>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, true>) ||
+        (k.unit_threads >= 256 && k.unit_elements > 1))
         return 1;
     // (The 16 x 16 tiles in blocks of two units, three an SM at 80 registers, measured
     // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against

@@ -221,12 +221,17 @@ std::vector<Case> all_cases() {
     // f32 and f64), ending inside a group (its last stages walked): 16 x 16 with both
     // operands transposed and with C column-major (swapped operands), C through shared
     // memory whole pieces at a time, beta read; k in one slice over more groups than
-    // blocks (a pair finishing every iteration); f32 8 x 8; 64 x 64 in four tiles.
+    // blocks (a pair finishing every iteration); f32 8 x 8; 64 x 64 (one tile, a unit of
+    // 512 threads): few groups, and more groups than H100's 132 blocks (a block going on to
+    // its next group), f64 or f32 ending inside a group (1062: f64 on the 16-byte grid,
+    // two elements past the last whole group; 1060: f32, four).
     cs.push_back(Case{16, 16, 16, 1028, true, true, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{16, 16, 16, 2052, false, false, true, false, 0, 0, -0.75, 0.0});
     cs.push_back(Case{16, 16, 8, 8196, false, false, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{8, 8, 8, 3004, false, false, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{64, 64, 16, 44, false, true, true, true, 0, 0, 1.0, 1.0});
+    cs.push_back(Case{64, 64, 8, 1062, false, true, true, false, 0, 0, -0.75, 0.5});
+    cs.push_back(Case{64, 64, 16, 1060, true, false, true, true, 0, 0, 1.0, 0.0});
     return cs;
 }
 
