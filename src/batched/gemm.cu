@@ -928,15 +928,17 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     // p < PB of B, which lie RA rows of A (RB of B) apart: one offset from the stage's
     // origin and one step each, computed here once. The other stages walk their pieces
     // (soa_stage). H100: the walk took some 800 of f64 16 x 16's 1665 instructions an
-    // element (0.383 -> 0.348 ms with the fixed pieces; 64 x 64 0.59 -> 0.51); C one tile
-    // across (ONE_ACROSS, 32 x 32) walks every stage: with the fixed pieces it measured
+    // element (0.383 -> 0.348 ms with the fixed pieces; 64 x 64 0.59 -> 0.51); C of 32 x 32
+    // (ONE_ACROSS) walks every stage (C of 64 x 64, one tile across too, keeps the fixed
+    // pieces: ONE_ACROSS false): with the fixed pieces it measured
     // slower, f64 0.49-0.51 ms against 0.43-0.45 and f32 0.54 against 0.42, for reasons
     // not established (the same copies, no spills, the same blocks an SM).
     constexpr int RA = TY * TX / KS, RB = TY * TX / NT, PA = MT / RA, PB = KS / RB;
     static_assert(RA * KS == TY * TX && RB * NT == TY * TX && PA * RA == MT && PB * RB == KS, "fixed pieces");
     const bool fixed = !ONE_ACROSS && g.a.vec && g.b.vec;
     // Whole-line requests (cp_async16's L2_LINE), but for f32 C above 32 x 32 (H100 f32 64 x
-    // 64: 0.585 -> 0.64-0.69 ms with them, run 125; f64 64 x 64 0.497 -> 0.474).
+    // 64: 0.585 -> 0.64-0.69 ms with them, run 125; f64 64 x 64 0.497 -> 0.474; measured on
+    // the 32 x 32 tiles, not again on the 64 x 64 tile).
     constexpr bool L2_LINE = sizeof(T) == 8 || ONE_ACROSS || MT * NT <= 256;
     int64_t ga = 0, gb = 0, da = 0, db = 0;
     int sa = 0, sb = 0;
@@ -1215,9 +1217,11 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         // C above 32 x 32 in one tile of 64 x 64 (512 threads a unit, one block an SM), slices
         // of 8 over four stages: A and B read once, where tiles of 32 x 32 (128 threads, three
         // blocks an SM) read each half of A and of B twice, the second time from L2, and were
-        // bound by L2 (run 138). H100 runs 141-149: f64 0.465-0.479 -> 0.445-0.456 ms, f32
-        // 0.539-0.562 -> 0.510-0.516 (f64 in slices of 16 over three stages 0.459-0.469, f32
-        // in slices of 16 over two 0.536-0.543)
+        // bound by L2 (run 138). H100 runs 141-149 (against the base in the same calls): f64
+        // 0.465-0.483 -> 0.445-0.456 ms, f32 0.539-0.562 -> 0.510-0.516 (f64 in slices of 16
+        // over three stages 0.459-0.469, f32 in slices of 16 over two 0.536-0.543). The 56
+        // bytes it spills (the fixed pieces' offsets, reloaded after each barrier, and the
+        // epilogue) cost less than computing the offsets again (run 149: 0.49 ms).
         return soa_pipe_kernel<T, 16, 16, 4, 4, 2, 8, 4>();
     }
     if (mn <= 8) return aos_pipe_kernel<T, 4, 2, 2, 4, 8, 2>();
@@ -1297,9 +1301,10 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
         kn = pipe_kernel<T>(pb.c.soa, mn, k);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and their whole "
-                                        "C, A and B staged by cp.async in slices of k (whole 128-byte "
-                                        "lines asked of L2), the next slices in flight while one is folded",
-                                        m, n, k, kn.unit_elements)
+                                        "C, A and B staged by cp.async in slices of k{}, the next slices in "
+                                        "flight while one is folded",
+                                        m, n, k, kn.unit_elements,
+                                        sizeof(T) == 4 && mn > 32 ? "" : " (whole 128-byte lines asked of L2)")
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
                                         "per element, A and B staged by cp.async in slices of k, several "
                                         "slices in flight",
@@ -1326,7 +1331,8 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // blocks that run together then share the lines. C of 64 x 64 (512 threads): one unit.
     if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 16, 2, true>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, true>) ||
-        (k.unit_threads >= 256 && k.unit_elements > 1))
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 16, 16, 4, 4, 2, 8, 4, false>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 16, 16, 4, 4, 2, 8, 4, false>))
         return 1;
     // (The 16 x 16 tiles in blocks of two units, three an SM at 80 registers, measured
     // slower on H100 than the 128-byte rule's one block of four: 0.409 / 0.407 ms against
