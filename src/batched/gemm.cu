@@ -889,6 +889,10 @@ struct SoaPipe {
     // C of 16 x 16 goes out through shared memory (CS T per unit), whole runs of an
     // entry's elements a store (see the kernel).
     static constexpr bool STAGE_C = MT == 16 && NT == 16;
+    // Whole-line requests (cp_async16's L2_LINE), but for f32 C above 32 x 32 (H100 f32 64 x
+    // 64: 0.585 -> 0.64-0.69 ms with them, run 125; f64 64 x 64 0.497 -> 0.474; measured on
+    // the 32 x 32 tiles, not again on the 64 x 64 tile). ONE_ACROSS: the kernel's flag.
+    static constexpr bool l2_line(bool one_across) { return sizeof(T) == 8 || one_across || MT * NT <= 256; }
     static constexpr int CS = STAGE_C ? MT * NT * E : 0;
     static_assert((QV == 1 || QV == 2) && S * MAX_REGS <= 65536 && STAGES >= 2, "16- or 32-byte entries");
     static_assert(TX % 4 == 0 && TY % 4 == 0, "4 x 4 squares of owners");
@@ -936,10 +940,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     constexpr int RA = TY * TX / KS, RB = TY * TX / NT, PA = MT / RA, PB = KS / RB;
     static_assert(RA * KS == TY * TX && RB * NT == TY * TX && PA * RA == MT && PB * RB == KS, "fixed pieces");
     const bool fixed = !ONE_ACROSS && g.a.vec && g.b.vec;
-    // Whole-line requests (cp_async16's L2_LINE), but for f32 C above 32 x 32 (H100 f32 64 x
-    // 64: 0.585 -> 0.64-0.69 ms with them, run 125; f64 64 x 64 0.497 -> 0.474; measured on
-    // the 32 x 32 tiles, not again on the 64 x 64 tile).
-    constexpr bool L2_LINE = sizeof(T) == 8 || ONE_ACROSS || MT * NT <= 256;
+    constexpr bool L2_LINE = P::l2_line(ONE_ACROSS);  // (see SoaPipe)
     int64_t ga = 0, gb = 0, da = 0, db = 0;
     int sa = 0, sb = 0;
     if (fixed) {
@@ -1175,8 +1176,9 @@ KernelSpec soa_pipe_kernel() {
     k.model = Model::BlockPerElement;
     k.fn = reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<T, TY, TX, TM, TN, QV, KS, STAGES, ONE_ACROSS>);
     k.name = fmt::format("gemm_soa_pipe<{}, {} elements x {}x{} threads, {}x{}x{} tile/thread, k-slice {}, {} "
-                         "stages>",
-                         sizeof(T) == 8 ? "f64" : "f32", P::E, TY, TX, P::V, TM, TN, KS, STAGES);
+                         "stages, {}>",
+                         sizeof(T) == 8 ? "f64" : "f32", P::E, TY, TX, P::V, TM, TN, KS, STAGES,
+                         P::l2_line(ONE_ACROSS) ? "whole 128-byte lines asked of L2" : "sector requests");
     k.group = TY * TX;
     k.sub = P::S;
     k.unit_threads = P::S;
@@ -1301,10 +1303,9 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
         kn = pipe_kernel<T>(pb.c.soa, mn, k);
         kn.why = pb.c.soa ? fmt::format("elements of {}x{}x{} (C up to 64x64), SoA: units of {} consecutive "
                                         "elements (32-byte runs of each entry) share a sub-block and their whole "
-                                        "C, A and B staged by cp.async in slices of k{}, the next slices in "
+                                        "C, A and B staged by cp.async in slices of k, the next slices in "
                                         "flight while one is folded",
-                                        m, n, k, kn.unit_elements,
-                                        sizeof(T) == 4 && mn > 32 ? "" : " (whole 128-byte lines asked of L2)")
+                                        m, n, k, kn.unit_elements)
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
                                         "per element, A and B staged by cp.async in slices of k, several "
                                         "slices in flight",
