@@ -26,6 +26,7 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <type_traits>
 #include <fmt/format.h>
 
 #include "cuda/device.hpp"
@@ -153,7 +154,13 @@ __device__ __forceinline__ void stage(T *dst, int ld, const T *src, int64_t ldt,
         copy16_async(dst + k * ld, src + q * int64_t(kstep) * ldt);
 }
 
-template <class M, class O>
+// Metrics whose kernel has the long-sums form (pairwise_kernel): three levels, a plain
+// number as accumulator; plans take it for d past one group of slices.
+template <class M>
+constexpr bool kHasLongSums = !M::reorderable && std::is_arithmetic<typename M::acc_t>::value;
+constexpr int64_t kGroupDims = int64_t(kSliceDims) * kSlicesPerGroup;
+
+template <class M, class O, bool LongSums>
 __global__ void __launch_bounds__(kMaxWarps * 32, kMinBlocks)
 pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta,
                 const typename M::in_t *__restrict__ BT, int64_t ldtb, int64_t n1, int64_t n2, int64_t d,
@@ -186,10 +193,22 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const int64_t i0 = t / tiles_j * BM, j0 = t % tiles_j * BN;
         acc_t tot[TM][TN], mid[TM][TN], part[TM][TN];
+        // Long sums (LongSums: d past one group of 32 slices, three levels) keep the totals
+        // of the group sums in (local) memory, read and written once a group, leaving
+        // their registers to the fold: ptxas then keeps the steps' temporaries apart
+        // instead of spilling or chaining them (tools/gpu-notes.md runs 159-161: LP p =
+        // 2.5 113 -> 103 ms, L1 float64 34.8 -> 33.0, L1 float d = 40000 14.7 -> 14.4).
+        // (volatile: the compiler would otherwise keep them in registers.) With one group
+        // the totals' memory would cost more than it gives: d = 128 3.0 -> 3.2 ms.
+        constexpr bool kTotInMemory = LongSums && kLevels;
+        volatile acc_t tot_mem[kTotInMemory ? TM * TN : 1];
 #pragma unroll
         for (int a = 0; a < TM; ++a)
 #pragma unroll
-            for (int b = 0; b < TN; ++b) tot[a][b] = mid[a][b] = part[a][b] = m.init();
+            for (int b = 0; b < TN; ++b) {
+                tot[a][b] = mid[a][b] = part[a][b] = m.init();
+                if constexpr (kTotInMemory) tot_mem[a * TN + b] = m.init();
+            }
 
         // Dimension k0 of the thread's first chunks; one step of KB dimensions a stage.
         // (The copies hold whole 16-byte chunks of rows, not whole tiles: rows past ldt
@@ -254,7 +273,13 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta
                     for (int a = 0; a < TM; ++a)
 #pragma unroll
                         for (int b = 0; b < TN; ++b) {
-                            m.merge(tot[a][b], mid[a][b]);
+                            if constexpr (kTotInMemory) {
+                                acc_t g = tot_mem[a * TN + b];
+                                m.merge(g, mid[a][b]);
+                                tot_mem[a * TN + b] = g;
+                            } else {
+                                m.merge(tot[a][b], mid[a][b]);
+                            }
                             mid[a][b] = m.init();
                         }
                 }
@@ -270,7 +295,13 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta
 #pragma unroll
             for (int b = 0; b < TN; ++b) {
                 const int64_t i = i0 + ty * TM + a, j = j0 + tx * TN + b;
-                if (i < n1 && j < n2) out.emit(osh, i, j, m.finish(tot[a][b]));
+                if (i < n1 && j < n2) {
+                    if constexpr (kTotInMemory) {
+                        out.emit(osh, i, j, m.finish(acc_t(tot_mem[a * TN + b])));
+                    } else {
+                        out.emit(osh, i, j, m.finish(tot[a][b]));
+                    }
+                }
             }
         __syncthreads();
         out.end(osh, tid, nthreads);
@@ -360,7 +391,11 @@ Kernel kernel_for(const Problem &pb) {
     Kernel k;
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
-        k.fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>>);
+        if constexpr (kHasLongSums<M>)
+            k.fn = pb.d > kGroupDims ? reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>, true>)
+                                     : reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>, false>);
+        else
+            k.fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>, false>);
         k.elem = sizeof(typename M::in_t);
         k.tm = Tile<M>::TM;
         k.tn = Tile<M>::TN;
@@ -608,7 +643,10 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 if (!share && !b_once) transpose(B + j0 * ldb, ldb, cols, bt, ldtb);
                 const int64_t tiles_j = (cols + cfg.bn - 1) / cfg.bn, ntiles = (rows + cfg.bm - 1) / cfg.bm * tiles_j;
                 const dim3 grid(unsigned(std::min<int64_t>(ntiles, 0x7fffffff)));
-                pairwise_kernel<M, O><<<grid, block, cfg.dynamic_shared, stream>>>(
+                auto kernel = pairwise_kernel<M, O, false>;
+                if constexpr (kHasLongSums<M>)
+                    if (pb.d > kGroupDims) kernel = pairwise_kernel<M, O, true>;
+                kernel<<<grid, block, cfg.dynamic_shared, stream>>>(
                     m, at, ldta, bt, ldtb, rows, cols, pb.d, O{static_cast<Out *>(dd.ptr) + i0 * ldd + j0, ldd},
                     tiles_j, ntiles);
             }

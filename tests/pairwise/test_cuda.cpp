@@ -59,20 +59,21 @@ TEST_CASE("estimator agrees with the CUDA occupancy API for every kernel and blo
     const int metrics[] = {APAIRS_METRIC_L1, APAIRS_METRIC_L2, APAIRS_METRIC_SQEUCLIDEAN,
                            APAIRS_METRIC_LP, APAIRS_METRIC_LINF, APAIRS_METRIC_DOT,
                            APAIRS_METRIC_COSINE, APAIRS_METRIC_HAMMING};
+    // d = 100 and 2000: one group of slices, and the long-sums form of the kernel.
     for (int dtype : {APAIRS_DTYPE_F32, APAIRS_DTYPE_F64, APAIRS_DTYPE_U8}) {
-        for (int metric : metrics) {
+        for (int metric : metrics) for (int64_t d : {100, 2000}) {
             if (dtype == APAIRS_DTYPE_U8 && metric != APAIRS_METRIC_HAMMING) continue;
-            const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(metric, 3.0, dtype, 1000, 1000, 100, 100, 100, 1000);
+            const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(metric, 3.0, dtype, 1000, 1000, d, d, d, 1000);
             const apairs::KernelAttributes ka = apairs::pairwise::kernel_attributes(pb);
             // Every block size the plan may pick, not only the one it picked.
             for (int r = 1; r * 32 <= ka.max_threads_per_block; ++r) {
-                CAPTURE(metric, dtype, r, ka.regs_per_thread);
+                CAPTURE(metric, dtype, d, r, ka.regs_per_thread);
                 CHECK(apairs::occupancy_for(limits, ka, 32 * r).blocks_per_sm ==
                       apairs::pairwise::cuda_blocks_per_sm(pb, r));
             }
             for (double target : {0.0, 0.25, 0.5, 1.0}) {
                 const apairs::pairwise::CudaConfig c = apairs::pairwise::plan_cuda(pb, 0, target);
-                CAPTURE(metric, dtype, target, c.warps, c.choice.reason);
+                CAPTURE(metric, dtype, d, target, c.warps, c.choice.reason);
                 CHECK(c.choice.chosen.blocks_per_sm == c.cuda_blocks_per_sm);
                 CHECK(c.choice.chosen.block_threads == 32 * c.warps);
                 if (target > 0 && target <= c.choice.max_reachable) {
