@@ -196,10 +196,10 @@ pairwise_kernel(const M m, const typename M::in_t *__restrict__ AT, int64_t ldta
         // Long sums (LongSums: d past one group of 32 slices, three levels) keep the totals
         // of the group sums in (local) memory, read and written once a group, leaving
         // their registers to the fold: ptxas then keeps the steps' temporaries apart
-        // instead of spilling or chaining them (tools/gpu-notes.md runs 159-161: LP p =
-        // 2.5 113 -> 103 ms, L1 float64 34.8 -> 33.0, L1 float d = 40000 14.7 -> 14.4).
+        // instead of spilling or chaining them (tools/gpu-notes.md run 162: LP p = 2.5
+        // 113 -> 103 ms, L1 float64 34.8 -> 33.1, L1 float d = 40000 14.7 -> 14.4).
         // (volatile: the compiler would otherwise keep them in registers.) With one group
-        // the totals' memory would cost more than it gives: d = 128 3.0 -> 3.2 ms.
+        // the memory costs more than it gives (run 160: d = 128 3.0 -> 3.2 ms).
         constexpr bool kTotInMemory = LongSums && kLevels;
         volatile acc_t tot_mem[kTotInMemory ? TM * TN : 1];
 #pragma unroll
