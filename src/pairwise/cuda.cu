@@ -4,7 +4,8 @@
 // A block of 16 x (2 w) threads (w warps, chosen by the occupancy estimator above a
 // floor the tile's reuse needs) owns a BM x BN tile of D, BM = 2 w TM and BN = 16 TN:
 // thread (ty, tx) computes the TM x TN outputs of rows ty*TM.. and columns tx*TN.. of
-// the tile, their accumulators in registers. The vectors are staged through shared
+// the tile, their accumulators in registers (past d = 1024 the running totals of the
+// group sums in local memory: LongSums below). The vectors are staged through shared
 // memory one slice (KB = d' dimensions) at a time, dimension-major, so that a thread
 // reads its TM values of A and TN values of B for one dimension with 16-byte loads, each
 // value then serving TN (or TM) outputs. A and B are first copied transposed and
@@ -47,7 +48,8 @@ constexpr int kStages = 2;  // staged slices: double-buffered
 static_assert(kSliceDims % KB == 0 && KB % 16 == 0);
 
 // Registers of accumulators one output needs: three levels (slice, group, total), or
-// one for an order-independent fold.
+// one for an order-independent fold. (The long-sums form keeps the totals in local
+// memory; the tile is sized for the form that holds all three.)
 template <class M>
 constexpr int acc_regs() {
     return (M::reorderable ? 1 : 3) * int((sizeof(typename M::acc_t) + 3) / 4);

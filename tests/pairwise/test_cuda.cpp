@@ -59,21 +59,23 @@ TEST_CASE("estimator agrees with the CUDA occupancy API for every kernel and blo
     const int metrics[] = {APAIRS_METRIC_L1, APAIRS_METRIC_L2, APAIRS_METRIC_SQEUCLIDEAN,
                            APAIRS_METRIC_LP, APAIRS_METRIC_LINF, APAIRS_METRIC_DOT,
                            APAIRS_METRIC_COSINE, APAIRS_METRIC_HAMMING};
-    // d = 100 and 2000: one group of slices, and the long-sums form of the kernel.
+    // d = 100 and 2000: one group of slices, and the long-sums form of the kernel; LP's
+    // three functors (integer, half-integer and general p).
     for (int dtype : {APAIRS_DTYPE_F32, APAIRS_DTYPE_F64, APAIRS_DTYPE_U8}) {
-        for (int metric : metrics) for (int64_t d : {100, 2000}) {
+        for (int metric : metrics) for (int64_t d : {100, 2000}) for (double p : {3.0, 2.5, 3.7}) {
             if (dtype == APAIRS_DTYPE_U8 && metric != APAIRS_METRIC_HAMMING) continue;
-            const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(metric, 3.0, dtype, 1000, 1000, d, d, d, 1000);
+            if (metric != APAIRS_METRIC_LP && p != 3.0) continue;
+            const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(metric, p, dtype, 1000, 1000, d, d, d, 1000);
             const apairs::KernelAttributes ka = apairs::pairwise::kernel_attributes(pb);
             // Every block size the plan may pick, not only the one it picked.
             for (int r = 1; r * 32 <= ka.max_threads_per_block; ++r) {
-                CAPTURE(metric, dtype, d, r, ka.regs_per_thread);
+                CAPTURE(metric, p, dtype, d, r, ka.regs_per_thread);
                 CHECK(apairs::occupancy_for(limits, ka, 32 * r).blocks_per_sm ==
                       apairs::pairwise::cuda_blocks_per_sm(pb, r));
             }
             for (double target : {0.0, 0.25, 0.5, 1.0}) {
                 const apairs::pairwise::CudaConfig c = apairs::pairwise::plan_cuda(pb, 0, target);
-                CAPTURE(metric, dtype, d, target, c.warps, c.choice.reason);
+                CAPTURE(metric, p, dtype, d, target, c.warps, c.choice.reason);
                 CHECK(c.choice.chosen.blocks_per_sm == c.cuda_blocks_per_sm);
                 CHECK(c.choice.chosen.block_threads == 32 * c.warps);
                 if (target > 0 && target <= c.choice.max_reachable) {
@@ -265,11 +267,12 @@ TEMPLATE_TEST_CASE("the tile kernel in chunks of rows gives the bits of one piec
     const int32_t dtype = sizeof(T) == 4 ? APAIRS_DTYPE_F32 : APAIRS_DTYPE_F64;
     std::mt19937 rng(std::random_device{}());
     std::uniform_real_distribution<double> u(-2, 2);
-    for (int32_t metric : {APAIRS_METRIC_L1, APAIRS_METRIC_LINF, APAIRS_METRIC_LP}) {
+    // d = 1100: the long-sums form of the kernel (past one group of 1024 dimensions).
+    for (int32_t metric : {APAIRS_METRIC_L1, APAIRS_METRIC_LINF, APAIRS_METRIC_LP}) for (int64_t d : {77, 1100}) {
         for (int64_t nb : {211, 50, 0}) {  // 0: B = A
             const bool same = nb == 0;
-            const int64_t n1 = 389, n2 = same ? n1 : nb, d = 77, lda = d + 3, ldd = n2 + 5;
-            INFO("metric " << metric << (same ? ", B = A" : ", n2 = " + std::to_string(nb)));
+            const int64_t n1 = 389, n2 = same ? n1 : nb, lda = d + 3, ldd = n2 + 5;
+            INFO("metric " << metric << ", d = " << d << (same ? ", B = A" : ", n2 = " + std::to_string(nb)));
             std::vector<T> A(size_t(n1 * lda)), Bv(size_t(n2 * lda));
             for (auto &x : A) x = T(u(rng));
             for (auto &x : Bv) x = T(u(rng));
@@ -298,7 +301,7 @@ TEMPLATE_TEST_CASE("the tile kernel in chunks of rows gives the bits of one piec
             const std::vector<T> whole = run(int64_t(1) << 30);
             // Room for about 2.5 tiles of rows: chunks of one tile of A and of one or two of
             // B; then for 2 x 16 bytes of rows and a row more: chunks of 16 bytes of rows.
-            const int64_t row = 96 * int64_t(sizeof(T)), v = 16 / int64_t(sizeof(T));
+            const int64_t row = (d + 31) / 32 * 32 * int64_t(sizeof(T)), v = 16 / int64_t(sizeof(T));
             for (int64_t scratch : {(2 * cfg.bm + cfg.bm / 2) * row, (2 * v + 1) * row}) {
                 INFO("scratch " << scratch);
                 const std::vector<T> chunked = run(scratch);
