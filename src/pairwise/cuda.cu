@@ -380,6 +380,15 @@ __global__ void l2_finish(float *__restrict__ D, int64_t ldd, int64_t rows, int6
 template <class M>
 using FullKernel = output::FullMatrix<typename M::out_t>;
 
+// The form of the tile kernel a problem runs (the plan's attributes and the launch take
+// the same): long sums past one group of slices, where the metric has that form.
+template <class M, class O>
+auto tile_kernel(const Problem &pb) {
+    if constexpr (kHasLongSums<M>)
+        if (pb.d > kGroupDims) return pairwise_kernel<M, O, true>;
+    return pairwise_kernel<M, O, false>;
+}
+
 struct Kernel {
     const void *fn = nullptr;
     size_t elem = 0;  // bytes per input element
@@ -393,11 +402,7 @@ Kernel kernel_for(const Problem &pb) {
     Kernel k;
     dispatch(pb, [&](auto m) {
         using M = decltype(m);
-        if constexpr (kHasLongSums<M>)
-            k.fn = pb.d > kGroupDims ? reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>, true>)
-                                     : reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>, false>);
-        else
-            k.fn = reinterpret_cast<const void *>(&pairwise_kernel<M, FullKernel<M>, false>);
+        k.fn = reinterpret_cast<const void *>(tile_kernel<M, FullKernel<M>>(pb));
         k.elem = sizeof(typename M::in_t);
         k.tm = Tile<M>::TM;
         k.tn = Tile<M>::TN;
@@ -645,10 +650,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 if (!share && !b_once) transpose(B + j0 * ldb, ldb, cols, bt, ldtb);
                 const int64_t tiles_j = (cols + cfg.bn - 1) / cfg.bn, ntiles = (rows + cfg.bm - 1) / cfg.bm * tiles_j;
                 const dim3 grid(unsigned(std::min<int64_t>(ntiles, 0x7fffffff)));
-                auto kernel = pairwise_kernel<M, O, false>;
-                if constexpr (kHasLongSums<M>)
-                    if (pb.d > kGroupDims) kernel = pairwise_kernel<M, O, true>;
-                kernel<<<grid, block, cfg.dynamic_shared, stream>>>(
+                tile_kernel<M, O>(pb)<<<grid, block, cfg.dynamic_shared, stream>>>(
                     m, at, ldta, bt, ldtb, rows, cols, pb.d, O{static_cast<Out *>(dd.ptr) + i0 * ldd + j0, ldd},
                     tiles_j, ntiles);
             }
