@@ -649,7 +649,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 const int64_t cols = std::min(cb, pb.n2 - j0);
                 if (!share && !b_once) transpose(B + j0 * ldb, ldb, cols, bt, ldtb);
                 const int64_t tiles_j = (cols + cfg.bn - 1) / cfg.bn, ntiles = (rows + cfg.bm - 1) / cfg.bm * tiles_j;
-                const dim3 grid(unsigned(std::min<int64_t>(ntiles, 0x7fffffff)));
+                const dim3 grid(unsigned(std::min<int64_t>(ntiles, std::min<int64_t>(cfg.grid, 0x7fffffff))));
                 tile_kernel<M, O>(pb)<<<grid, block, cfg.dynamic_shared, stream>>>(
                     m, at, ldta, bt, ldtb, rows, cols, pb.d, O{static_cast<Out *>(dd.ptr) + i0 * ldd + j0, ldd},
                     tiles_j, ntiles);

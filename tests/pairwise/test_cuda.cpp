@@ -86,27 +86,67 @@ TEST_CASE("estimator agrees with the CUDA occupancy API for every kernel and blo
     }
 }
 
-TEST_CASE("a grid smaller than the tile count strides over the tiles", "[cuda]") {
-    // The plan launches one block per tile up to 2^31 - 1 tiles; beyond that each block
-    // strides. Force a 7-block grid through the internal API to exercise that loop.
-    const int64_t n1 = 101, n2 = 203, d = 37;
+// Grids smaller than the tile count (the plan launches one block a tile up to 2^31 - 1
+// tiles; beyond that the blocks stride over the tiles), forced through the internal API:
+// one block for all, grids that divide the tile count and grids that do not, in both
+// forms of the kernel (d <= 1024, and the long-sums form past it, the last group
+// partial), for the metrics with three levels of sums and for one (LINF). Every grid
+// gives the bits of one block a tile, and L1 its bound.
+TEMPLATE_TEST_CASE("grids smaller than the tile count give the bits of one block a tile", "[cuda]", float, double) {
+    using T = TestType;
+    const int32_t dtype = sizeof(T) == 4 ? APAIRS_DTYPE_F32 : APAIRS_DTYPE_F64;
     std::mt19937 rng(std::random_device{}());
     std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> A(n1 * d), B(n2 * d), D(n1 * n2, std::nan("")), ref(n1 * n2);
-    for (auto &x : A) x = u(rng);
-    for (auto &x : B) x = u(rng);
-    const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F64, n1, n2, d, d, d, n2);
-    apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
-    REQUIRE(cfg.grid > 7);
-    cfg.grid = 7;
-    apairs::pairwise::execute_cuda(pb, cfg, nullptr, A.data(), B.data(), D.data());
-    for (int64_t i = 0; i < n1; ++i)
-        for (int64_t j = 0; j < n2; ++j) {
-            long double s = 0;
-            for (int64_t k = 0; k < d; ++k) s += std::fabs((long double)A[i * d + k] - B[j * d + k]);
-            CAPTURE(i, j);
-            REQUIRE(std::fabs(D[i * n2 + j] - (double)s) <= (d + 4) * std::ldexp(1.0, -53) * (double)s);
+    struct Case {
+        int32_t metric;
+        double p;
+        int64_t d;
+    };
+    for (const Case c : {Case{APAIRS_METRIC_LINF, 0, 37}, Case{APAIRS_METRIC_L1, 0, 37}, Case{APAIRS_METRIC_L1, 0, 1100}, Case{APAIRS_METRIC_L1, 0, 4131},
+                         Case{APAIRS_METRIC_L2, 0, 2100}, Case{APAIRS_METRIC_SQEUCLIDEAN, 0, 1100},
+                         Case{APAIRS_METRIC_LP, 3, 2100}, Case{APAIRS_METRIC_LP, 2.5, 1100}, Case{APAIRS_METRIC_LP, 3.7, 1100}}) {
+        const int64_t n1 = 301, n2 = 149, d = c.d, lda = d + 1, ldd = n2 + 3;
+        INFO("metric " << c.metric << " p " << c.p << ", d = " << d);
+        std::vector<T> A(size_t(n1 * lda)), B(size_t(n2 * lda));
+        for (auto &x : A) x = T(u(rng));
+        for (auto &x : B) x = T(u(rng));
+        const apairs::pairwise::Problem pb = apairs::pairwise::make_problem(c.metric, c.p, dtype, n1, n2, d, lda, lda, ldd);
+        apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
+        cfg.gemm.reset();  // float L2 and SQEUCLIDEAN: the tile kernel, not the double GEMM
+        cfg.l2_rows = 0;
+        REQUIRE(cfg.ntiles > 3);
+        auto run = [&](int64_t grid) {
+            std::vector<T> D(size_t(n1 * ldd), std::numeric_limits<T>::quiet_NaN());
+            cfg.grid = grid;
+            apairs::pairwise::execute_cuda(pb, cfg, nullptr, A.data(), B.data(), D.data());
+            return D;
+        };
+        const std::vector<T> whole = run(cfg.ntiles);
+        for (int64_t grid : {int64_t(1), int64_t(2), int64_t(7), cfg.ntiles - 1}) {
+            INFO("grid " << grid << " of " << cfg.ntiles << " tiles");
+            const std::vector<T> D = run(grid);
+            for (int64_t i = 0; i < n1; ++i)
+                for (int64_t j = 0; j < ldd; ++j) {
+                    const size_t at = size_t(i * ldd + j);
+                    CAPTURE(i, j);
+                    if (j >= n2) {
+                        REQUIRE((std::isnan(whole[at]) && std::isnan(D[at])));
+                        continue;
+                    }
+                    REQUIRE(!std::isnan(D[at]));
+                    REQUIRE(std::memcmp(&whole[at], &D[at], sizeof(T)) == 0);
+                }
         }
+        if (c.metric == APAIRS_METRIC_L1)  // and the values, against long double
+            for (int64_t i = 0; i < n1; ++i)
+                for (int64_t j = 0; j < n2; ++j) {
+                    long double s = 0;
+                    for (int64_t k = 0; k < d; ++k) s += std::fabs((long double)A[size_t(i * lda + k)] - B[size_t(j * lda + k)]);
+                    CAPTURE(i, j);
+                    REQUIRE(std::fabs(whole[size_t(i * ldd + j)] - s) <=
+                            apairs::pairwise::error_bound(APAIRS_METRIC_L1, 1, std::ldexp(1.0L, sizeof(T) == 4 ? -24 : -53), d, s));
+                }
+    }
 }
 
 TEST_CASE("device, mixed and staged memory on a stream of the caller agree with the host", "[cuda]") {
