@@ -301,7 +301,9 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *  when B is A) rounded up to 16 bytes, times d rounded up to 32, elements of the dtype;
  *  at most 1 GiB (larger problems run in chunks of rows, with the same results), or
  *  2 x 16 bytes of rows, 32 x (d rounded up to 32) bytes, where that is more; the double
- *  GEMM of float L2 / SQEUCLIDEAN allocates its own (README).
+ *  GEMM of float L2 / SQEUCLIDEAN (README) allocates B centred in double (at most 1 GiB,
+ *  else the plan takes the tile kernels) and, a chunk of rows of A at a time, their
+ *  centred copy and their products with B (at most 512 MiB each, or one row's).
  *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. A
  *  staged call that fails has drained the stream before it returns, so no copy to or
  *  from the caller's arrays is still running. */

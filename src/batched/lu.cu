@@ -165,7 +165,7 @@ __device__ __forceinline__ void load_block(const Mat<T> &m, int n, int c0, int w
     team_load<CH>(m.p, sh, m.soa, tid, tt, ept, nr, nc, [&](int q, int r, int c, int64_t &go, int &so) {
         const int64_t e = e0 + q;
         if (e >= batch || !take(q)) return false;
-        const int i = m.row_major ? r : c + c0, j = m.row_major ? c + c0 : r;
+        const int i = m.row_major ? r : c, j = m.row_major ? c + c0 : r + c0;
         go = m.row_major ? m.at(i, j, e) : m.at(j, i, e);
         so = q * es + i * ld + (j - c0);
         return true;
@@ -179,7 +179,7 @@ __device__ __forceinline__ void store_block(const Mat<T> &m, int n, int c0, int 
     team_store(m.p, sh, m.soa, tid, tt, ept, nr, nc, [&](int q, int r, int c, int64_t &go, int &so) {
         const int64_t e = e0 + q;
         if (e >= batch || !take(q)) return false;
-        const int i = m.row_major ? r : c + c0, j = m.row_major ? c + c0 : r;
+        const int i = m.row_major ? r : c, j = m.row_major ? c + c0 : r + c0;
         go = m.row_major ? m.at(i, j, e) : m.at(j, i, e);
         so = q * es + i * ld + (j - c0);
         return true;

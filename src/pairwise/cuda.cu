@@ -345,7 +345,7 @@ __global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_
 // and the one rounding to float (after the square root for L2) makes the result's
 // relative error at most 2^-24 + 2^-30.
 constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's d u_d <= 2^-31
-constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of the GEMM's output a chunk, at most
+constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of a chunk's centred rows, and of its GEMM output, at most
 constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double, at most
 
 // Y[i][k] = X[i][k] - c[k] in double for k < d, 0 for d <= k < ldy (rows of ldy, a
@@ -514,10 +514,11 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target, boo
     // Float L2 and SQEUCLIDEAN: a double GEMM (centred), chunks of rows of A at a time.
     if ((pb.metric == APAIRS_METRIC_L2 || pb.metric == APAIRS_METRIC_SQEUCLIDEAN) && pb.dtype == APAIRS_DTYPE_F32 &&
         pb.d >= kGemmL2MinDims) {
-        // Chunks of equal rows (one where the output fits kGemmL2Chunk); the centred rows
-        // hold dp dimensions (d rounded up to 32, zeros past d).
+        // Chunks of equal rows (one where both the centred rows, of dp dimensions: d
+        // rounded up to 32, zeros past d, and the GEMM's output fit kGemmL2Chunk).
         const int64_t dp = (pb.d + 31) / 32 * 32;
-        const int64_t most = std::max<int64_t>(1, std::min<int64_t>(pb.n1, kGemmL2Chunk / (8 * pb.n2)));
+        const int64_t most =
+            std::max<int64_t>(1, std::min({pb.n1, kGemmL2Chunk / (8 * pb.n2), kGemmL2Chunk / (8 * (dp + 1))}));
         const int64_t chunks = (pb.n1 + most - 1) / most;
         cfg.l2_rows = (pb.n1 + chunks - 1) / chunks;
         if (pb.d > kGemmL2MaxDims) cfg.gemm_unavailable = "d above 2^22 (the recomputation's bound)";

@@ -31,7 +31,8 @@ APAIRS_HD double powv(double x, double y) { return pow(x, y); }
 // t^p for t >= 0 (or NaN), p > 0: LP's step. On the device in float, 2^(p log2 t) with
 // t's exponent split off exactly and the hardware's lg2 and ex2 approximations on the
 // rest (two special-function instructions where powf takes about twenty instructions);
-// subnormal t is scaled first, t = 0 gives 0 and NaN stays NaN. Its error, within LP's
+// subnormal t is scaled first; 0, inf and NaN map to themselves (inf's bits would read
+// as 2^128, finite to the power p < 1). Its error, within LP's
 // float bound (bounds.hpp): lg2 on [1, 2) errs by at most 2^-22 absolutely, the
 // exponent p log2 t is formed with one rounding, and ex2 adds 2^-22 relative, so the
 // term errs by about (3.5 p + 2 p |ln t| + 3) u relatively. Elsewhere: pow.
@@ -47,7 +48,7 @@ APAIRS_HD float pow_term(float t, float p) {
     asm("lg2.approx.f32 %0, %1;" : "=f"(lm) : "f"(m));
     const float y = fmaf(p, e, p * lm);
     asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(y));
-    return (t == 0.0f || t != t) ? t : r;
+    return (t == 0.0f || !(t < __int_as_float(0x7f800000))) ? t : r;
 #else
     return powf(t, p);
 #endif

@@ -180,8 +180,13 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
 
     // ---- getrs (N and T) on the factors just computed, then gesv from the original A:
     // gesv's factors, pivots and info must be getrf's, its solutions getrs N's.
+    // More right-hand sides than a chunk holds (CUDA: 128 columns, fewer for n = 128 in
+    // f64 (8) and f32 (32)), so that column chunks past the first are read and written
+    // (column-major B once took their rows for columns).
     std::vector<int64_t> rhs_counts = {1, 3};
     if (n <= 9) rhs_counts.push_back(37);
+    if (n <= 4) rhs_counts.push_back(131);
+    if (n == 128) rhs_counts.insert(rhs_counts.end(), {9, 37});
     for (int64_t nrhs : rhs_counts) {
         INFO("nrhs = " << nrhs);
         Batch<T> B0(n, nrhs, l, batch);
