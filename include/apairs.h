@@ -6,7 +6,9 @@
  * function returns an apairs_status_t (APAIRS_SUCCESS is 0), checks all of its
  * arguments before it touches memory, and writes nothing when it
  * fails; the per-thread message apairs_last_error() then names the offending
- * argument and value.
+ * argument and value. (One exception: the CUDA runtime failing in the middle of an
+ * execute, APAIRS_ERROR_DEVICE, can leave part of the outputs written, e.g. the chunks
+ * of a host-memory batch already copied back.)
  *
  * Conventions
  * - Matrices are row-major. A is n1 x d with leading dimension lda (the distance in
@@ -582,7 +584,10 @@ APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, con
  *
  * The distance of a pair is the value apairs_plan_execute would write into D for it,
  * computed in the element type with the accuracy stated above for its metric (HAMMING on
- * U8: the int32_t count). Every rule below compares that value with thresholds given
+ * U8: the int32_t count): the same sums in the same order as its tile engines (where
+ * apairs_plan_execute on CUDA goes through cuBLAS instead, float L2 / SQEUCLIDEAN with
+ * d >= 256, DOT and COSINE, the two-body value is the tile engines', within the same
+ * bound, not necessarily the same bits). Every rule below compares that value with thresholds given
  * as doubles, exactly (no rounding of the threshold). Where comparing in the metric's
  * own domain is exact, the engines do that instead of finishing the distance: for L2
  * the squared distance is compared with the largest squared value whose rounded square

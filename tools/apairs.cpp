@@ -523,11 +523,12 @@ int run_plink(const Options &o) {
         fmt::print("{}.{}: computed in {:.3f} ms, written in {:.3f} ms\n", o.out_prefix, outputs[k].suffix, exec_ms,
                    ms_since(t1));
     }
-    for (size_t k = 0; k < outputs.size(); ++k) {
-        text[k]->commit();
-        ids[k]->commit();
-        if (req.npy) npys[k]->commit();
-    }
+    // Every file written out and synced before any is renamed into place, so that a
+    // write failing (a full disk) leaves none of them.
+    for (auto *files : {&text, &ids, &npys})
+        for (auto &f : *files) f->finish();
+    for (auto *files : {&text, &ids, &npys})
+        for (auto &f : *files) f->publish();
     return 0;
 }
 

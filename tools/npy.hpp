@@ -229,6 +229,11 @@ class HeaderParser {
         }
         if (!have_descr || !have_order || !have_shape)
             fail("the header lacks one of 'descr', 'fortran_order', 'shape'");
+        // After the dictionary only its padding: spaces and the closing newline (NUL
+        // from some writers), as NumPy accepts.
+        while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\0'))
+            ++i_;
+        if (i_ != s_.size()) fail("text after the dictionary at offset " + std::to_string(i_));
     }
 
   private:

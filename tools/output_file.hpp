@@ -223,6 +223,13 @@ class OutputFile {
 
     // Flushes, syncs and closes the temporary file, then renames it over the target.
     void commit() {
+        finish();
+        publish();
+    }
+
+    // The two halves of commit(), for a set of files that appear together: finish()
+    // every file (the step that can fail for want of space), then publish() each.
+    void finish() {
         if (!fp_) throw OutputError(path_ + ": commit after commit or failure");
         errno = 0;
         if (std::fflush(fp_) != 0 || std::ferror(fp_)) fail("write failed", errno);
@@ -231,6 +238,10 @@ class OutputFile {
         std::FILE *f = fp_;
         fp_ = nullptr;
         if (std::fclose(f) != 0) fail("write failed (close)", errno);
+        finished_ = true;
+    }
+    void publish() {
+        if (!finished_ || committed_) throw OutputError(path_ + ": publish before finish, or twice");
         if (!direct_) {
             if (::rename(tmp_.c_str(), target_.c_str()) != 0) fail("cannot rename " + tmp_ + " to it", errno);
             detail::disarm(slot_);
@@ -262,7 +273,7 @@ class OutputFile {
     std::string tmp_;     // the temporary file, while it exists
     std::FILE *fp_ = nullptr;
     int slot_ = -1;
-    bool direct_ = false, existed_ = false, committed_ = false;
+    bool direct_ = false, existed_ = false, finished_ = false, committed_ = false;
 
     void cleanup() noexcept {
         if (!tmp_.empty()) {

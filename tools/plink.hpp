@@ -53,13 +53,16 @@ inline bool autosomal(std::string chrom) {
              chrom == "26");
 }
 
+// The lines of a .fam or .bim that PLINK 1.9 reads: blank lines and comments (first
+// non-blank character '#', anywhere in the file) are skipped, as PLINK skips them.
 inline std::vector<std::string> read_lines(const std::string &path) {
     std::ifstream in(path);
     if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
+        const size_t first = line.find_first_not_of(" \t");
+        if (first != std::string::npos && line[first] != '#') lines.push_back(line);
     }
     if (in.bad()) throw Error(path + ": read error");
     return lines;

@@ -106,12 +106,17 @@ __device__ __forceinline__ typename M::out_t distance(const M &m, const Box<type
         // itself, an addition the compiler cannot drop on its own (it would for -0).
         if constexpr (std::is_same<M, metric::SqEuclidean<T>>::value) tot = x;
         else m.merge(tot, x);
-    } else {
-        for (int64_t k0 = 0; k0 < d; k0 += DS) {
+    } else {  // the pairwise engines' three levels: slices, groups of slices, the total
+        acc_t mid = m.init();
+        for (int64_t k0 = 0, slice = 1; k0 < d; k0 += DS, ++slice) {
             const int64_t k1 = d - k0 < DS ? d : k0 + DS;
             acc_t x = m.init();
             for (int64_t k = k0; k < k1; ++k) m.step(x, a[k], __ldg(b + k));
-            m.merge(tot, x);
+            m.merge(mid, x);
+            if (slice % pairwise::kSlicesPerGroup == 0 || k1 == d) {
+                m.merge(tot, mid);
+                mid = m.init();
+            }
         }
     }
     return m.finish(tot);

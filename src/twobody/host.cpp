@@ -58,6 +58,7 @@ struct Tiler {
     struct Scratch {
         std::vector<in_t> bt = std::vector<in_t>(size_t(DS * TJ));
         std::vector<acc_t> acc = std::vector<acc_t>(size_t(TJ));
+        std::vector<acc_t> mid = std::vector<acc_t>(size_t(TI * TJ));
         std::vector<acc_t> tot = std::vector<acc_t>(size_t(TI * TJ));
         std::vector<out_t> dist = std::vector<out_t>(size_t(TI * TJ));
     };
@@ -93,7 +94,7 @@ struct Tiler {
 
     // dist[ii * TJ + jj] = F(A[i0 + ii], B[j0 + jj]) for ii < ni, jj < nj.
     void tile(Scratch &s, int64_t i0, int64_t ni, int64_t j0, int64_t nj) const {
-        acc_t *acc = s.acc.data(), *tot = s.tot.data();
+        acc_t *acc = s.acc.data(), *mid = s.mid.data(), *tot = s.tot.data();
         in_t *bt = s.bt.data();
         out_t *dist = s.dist.data();
         switch (d) {  // most two-body problems: a fused pass with d known at compile time
@@ -101,10 +102,13 @@ struct Tiler {
         case 2: return fused<2>(s, i0, ni, j0, nj);
         case 3: return fused<3>(s, i0, ni, j0, nj);
         }
+        // The pairwise engines' three levels: each slice of DS dimensions into a fresh
+        // sum, kSlicesPerGroup slices' sums into a group sum, the group sums into the total
+        // (apairs.h: the distance is the one apairs_plan_execute writes).
         for (int64_t ii = 0; ii < ni; ++ii)
 #pragma omp simd
-            for (int64_t jj = 0; jj < nj; ++jj) tot[ii * TJ + jj] = m.init();
-        for (int64_t k0 = 0; k0 < d; k0 += DS) {
+            for (int64_t jj = 0; jj < nj; ++jj) tot[ii * TJ + jj] = mid[ii * TJ + jj] = m.init();
+        for (int64_t k0 = 0, slice = 1; k0 < d; k0 += DS, ++slice) {
             const int64_t nk = std::min(DS, d - k0);
             for (int64_t jj = 0; jj < nj; ++jj)
                 for (int64_t kk = 0; kk < nk; ++kk) bt[kk * TJ + jj] = B[(j0 + jj) * ldb + k0 + kk];
@@ -118,10 +122,17 @@ struct Tiler {
 #pragma omp simd
                     for (int64_t jj = 0; jj < nj; ++jj) step(acc[jj], av, b[jj], k0 + kk);
                 }
-                acc_t *t = tot + ii * TJ;
+                acc_t *g = mid + ii * TJ;
 #pragma omp simd
-                for (int64_t jj = 0; jj < nj; ++jj) m.merge(t[jj], acc[jj]);
+                for (int64_t jj = 0; jj < nj; ++jj) m.merge(g[jj], acc[jj]);
             }
+            if (slice % pairwise::kSlicesPerGroup == 0 || k0 + DS >= d)
+                for (int64_t ii = 0; ii < ni; ++ii)
+#pragma omp simd
+                    for (int64_t jj = 0; jj < nj; ++jj) {
+                        m.merge(tot[ii * TJ + jj], mid[ii * TJ + jj]);
+                        mid[ii * TJ + jj] = m.init();
+                    }
         }
         for (int64_t ii = 0; ii < ni; ++ii)
 #pragma omp simd
@@ -195,8 +206,12 @@ bool finite_row(const T *p, int d) {
 }
 
 // Cells of side h >= reach over the bounding box of both sets; at most ~2 (n1 + n2) cells.
+// False where the cells cannot work: an extent beyond the double range (the brute-force
+// pass then counts). Cells are at least 2^-63 (F32) / 2^-511 (F64) wide, so that a pair in
+// cells apart differs by a t whose square does not underflow (a squared distance that
+// underflowed to 0 would be within any radius).
 template <class T>
-void grid_geometry(Grid<T> &g, const T *A, int64_t n1, int64_t lda, const T *B, int64_t n2, int64_t ldb, int d,
+bool grid_geometry(Grid<T> &g, const T *A, int64_t n1, int64_t lda, const T *B, int64_t n2, int64_t ldb, int d,
                    double reach) {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     auto scan = [&](const T *X, int64_t n, int64_t ld) {
@@ -208,7 +223,9 @@ void grid_geometry(Grid<T> &g, const T *A, int64_t n1, int64_t lda, const T *B, 
     };
     scan(A, n1, lda);
     if (B != A) scan(B, n2, ldb);
-    double h = reach * (1 + std::ldexp(1.0, -10)) + 1e-300;
+    for (int k = 0; k < d; ++k)
+        if (hi[k] > lo[k] && !std::isfinite(hi[k] - lo[k])) return false;
+    double h = std::max(reach * (1 + std::ldexp(1.0, -10)), std::ldexp(1.0, sizeof(T) == 4 ? -63 : -511));
     const double cap = 2.0 * double(n1 + n2) + 27;
     for (;;) {
         double cells = 1;
@@ -221,6 +238,7 @@ void grid_geometry(Grid<T> &g, const T *A, int64_t n1, int64_t lda, const T *B, 
         g.lo[k] = hi[k] >= lo[k] ? lo[k] : 0;
         g.nc[k] = int64_t(std::floor((hi[k] > lo[k] ? hi[k] - lo[k] : 0) / h)) + 1;
     }
+    return true;
 }
 
 template <class T>
@@ -247,15 +265,16 @@ void grid_fill(Grid<T> &g, const T *X, int64_t n, int64_t ld, int d) {
     }
 }
 
+// False (nothing counted) where the cells cannot work (grid_geometry).
 template <class M>
-void counts_cells(const M &m, const Problem &pb, const typename M::in_t *A, const typename M::in_t *B,
+bool counts_cells(const M &m, const Problem &pb, const typename M::in_t *A, const typename M::in_t *B,
                   const std::vector<typename M::out_t> &R, int threads, std::vector<std::vector<int64_t>> &diff) {
     using T = typename M::in_t;
     using V = typename M::out_t;
     const int d = int(pb.pw.d), nr = int(R.size());
     const V *r = R.data();
     Grid<T> ga, gb;
-    grid_geometry(ga, A, pb.pw.n1, pb.pw.lda, B, pb.pw.n2, pb.pw.ldb, d, pb.thresholds.back());
+    if (!grid_geometry(ga, A, pb.pw.n1, pb.pw.lda, B, pb.pw.n2, pb.pw.ldb, d, pb.thresholds.back())) return false;
     grid_fill(ga, A, pb.pw.n1, pb.pw.lda, d);
     if (!pb.autopairs) {
         gb.nc[0] = ga.nc[0], gb.nc[1] = ga.nc[1], gb.nc[2] = ga.nc[2], gb.h = ga.h;
@@ -292,6 +311,7 @@ void counts_cells(const M &m, const Problem &pb, const typename M::in_t *A, cons
                     }
                 }
     }
+    return true;
 }
 
 // ---- kNN: per-row sorted lists, rows owned by one thread -----------------------------
@@ -566,10 +586,7 @@ void run_metric(const M &m, const Problem &pb, const void *Av, const void *Bv, c
         std::vector<std::vector<int64_t>> priv(size_t(threads), std::vector<int64_t>(R.size() + 1, 0));
         bool done = false;
         if constexpr (std::is_same<M, metric::SqEuclidean<T>>::value && !Periodic) {
-            if (squared && host_uses_cells(pb)) {
-                counts_cells(m, pb, tl.A, tl.B, R, threads, priv);
-                done = true;
-            }
+            if (squared && host_uses_cells(pb)) done = counts_cells(m, pb, tl.A, tl.B, R, threads, priv);
         }
         if (!done) counts_brute(tl, pb, R, threads, priv);
         int64_t run = 0;

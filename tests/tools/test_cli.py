@@ -148,6 +148,15 @@ def test_header_and_data(tmp):
     r = run(["zero.npy", "-o", "out.npy"], tmp)
     err = text(r.stderr)
     check(r.returncode == 1 and "leading zero" not in err and "empty" in err, "shape (00, 2): read as (0, 2)", err)
+    # Text after the header's dictionary (NumPy: "Cannot parse header").
+    h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }garbage"
+    h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+    with open(os.path.join(tmp, "tail.npy"), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + six)
+    r = run(["tail.npy", "-o", "out.npy"], tmp)
+    err = text(r.stderr)
+    check(r.returncode == 1 and "after the dictionary" in err, "text after the header's dictionary: refused", err)
+    check(not os.path.exists(os.path.join(tmp, "out.npy")), "text after the header's dictionary: nothing written")
     # Truncated data.
     with open(os.path.join(tmp, "short.npy"), "wb") as f:
         f.write(npy_bytes("<f4", "(3, 2)", six[:20]))

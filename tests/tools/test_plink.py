@@ -11,7 +11,8 @@ Checks: on PLINK --dummy cohorts of awkward sizes (2 to 130 samples, 1 to 2053
 variants) with 0, 5 and 30 % missing calls, every shape (square, square0, triangle)
 and every matrix (allele-ct, ibs, 1-ibs), weighted and flat-missing: our .dist, .mibs,
 .mdist and .id files equal PLINK's byte for byte; with variants on X, Y, MT and XY and
-with non-founders (parents in the .fam); the IBS0 / IBS1 / IBS2 counts of the library
+with non-founders (parents in the .fam); with comment lines in the .fam and .bim; the
+IBS0 / IBS1 / IBS2 counts of the library
 equal those of PLINK's --genome full; one sample gives "0"; malformed filesets (bad
 magic bytes, individual-major .bed, a .bed size that does not match the .bim and .fam,
 a short .fam line) fail with a message and write nothing, leaving older files as they
@@ -112,6 +113,7 @@ def genome_counts(tmp, bfile, what):
             code = (bed[k * stride + i // 4] >> (2 * (i % 4))) & 3
             packed[i * ld + k // 4] |= code << (2 * (k % 4))
     lib = ctypes.CDLL(LIB)
+    lib.apairs_last_error.restype = ctypes.c_char_p
     ctx = ctypes.c_void_p()
     assert lib.apairs_context_create(ctypes.byref(ctx), 1, 0) == 0
     buf = (ctypes.c_uint8 * len(packed)).from_buffer(packed)
@@ -122,8 +124,8 @@ def genome_counts(tmp, bfile, what):
         st = lib.apairs_plan_create_genotype(ctypes.byref(plan), ctx, metric, 0, ctypes.c_int64(n),
                                              ctypes.c_int64(n), ctypes.c_int64(m), ctypes.c_int64(ld),
                                              ctypes.c_int64(ld), ctypes.c_int64(n), None)
-        assert st == 0, lib.apairs_last_error
-        assert lib.apairs_plan_execute_genotype(plan, buf, buf, D) == 0
+        assert st == 0, lib.apairs_last_error().decode()
+        assert lib.apairs_plan_execute_genotype(plan, buf, buf, D) == 0, lib.apairs_last_error().decode()
         lib.apairs_plan_destroy(plan)
         counts[name] = D
     lib.apairs_context_destroy(ctx)
@@ -169,6 +171,17 @@ def test_chromosomes_and_founders(tmp):
         f.write("".join(" ".join(x) + "\n" for x in fam))
     for mods in (["square", "ibs", "1-ibs", "allele-ct"], ["triangle", "flat-missing", "1-ibs"]):
         compare(tmp, name, mods, "X/Y/MT/XY variants and non-founders, " + " ".join(mods))
+
+
+def test_comment_lines(tmp):
+    """PLINK 1.9 skips .fam and .bim lines whose first non-blank character is '#'."""
+    name = dummy(tmp, "cmt", 7, 31, 0.05, 11)
+    for ext, header in ((".fam", "#FID IID PAT MAT SEX PHENO\n"), (".bim", "# variants\n")):
+        path = os.path.join(tmp, name + ext)
+        lines = open(path).read().splitlines(True)
+        with open(path, "w") as f:  # one at the top, one indented in the middle
+            f.write(header + "".join(lines[:3]) + "   # a note\n" + "".join(lines[3:]))
+    compare(tmp, name, ["square", "ibs", "allele-ct"], "comment lines in the .fam and .bim")
 
 
 def test_one_sample(tmp):
@@ -222,6 +235,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_dummies(tmp)
         test_chromosomes_and_founders(tmp)
+        test_comment_lines(tmp)
         test_one_sample(tmp)
         test_malformed(tmp)
     print(f"{checks} checks, {len(failures)} failed")

@@ -411,6 +411,25 @@ TEST_CASE("pair counts: the cell list equals brute force on clustered, degenerat
         const std::vector<double> radii = {0.02, 0.1};
         check_counts(run_counts(ctx.h, l2, A, &B, radii), cross, radii);
     }
+    // Points whose extent passes DBL_MAX (the cells cannot span it: brute force counts).
+    {
+        Matrix<double> A(500, 1, 1);
+        fill_points(A, rng, 0, 1);
+        A.row(7)[0] = -1e308, A.row(300)[0] = 1e308;
+        const std::vector<double> radii = {0.01, 1.0};
+        check_counts(run_counts(ctx.h, l2, A, nullptr, radii), ref_pairs(l2, A, A, true), radii);
+    }
+    // Differences whose square underflows to 0 in F32 (1e-23 apart) count as the computed
+    // distance, 0, says: within any radius, as the brute-force histogram bins them.
+    {
+        Matrix<float> A(400, 1, 1);
+        fill_points(A, rng, 0, 1e-21);
+        A.row(0)[0] = 0, A.row(1)[0] = 1e-23f;
+        const std::vector<double> radii = {1e-25};
+        const std::vector<int64_t> c = run_counts(ctx.h, l2, A, nullptr, radii);
+        const std::vector<int64_t> h = run_histogram(ctx.h, l2, A, nullptr, {0.0, 1e-25}, false);
+        CHECK(c[0] == h[1]);  // counts: slot 0 within the radius; histogram: slot 1 the first bin
+    }
 }
 
 TEST_CASE("weighted histograms: exact fixed-point sums, the same bits for any thread count and every run",
@@ -608,6 +627,50 @@ TEMPLATE_TEST_CASE("kNN matches a sorted brute-force reference, duplicates and t
         check_knn(ctx.h, m, A, &B, 17, false);
         check_knn(ctx.h, m, A, nullptr, 64, false);
     }
+}
+
+// apairs.h: a pair's distance is the value apairs_plan_execute writes, the same sums in
+// the same order as its tile engines: past one group of 32 slices too (d = 1100: two
+// groups, the last partial; 2100: three), where the order has its third level. CUDA's
+// float L2 / SQEUCLIDEAN (d >= 256) go through cuBLAS in apairs_plan_execute: double only.
+TEMPLATE_TEST_CASE("kNN distances are the bits of apairs_plan_execute past one group of slices", "[twobody]",
+                   float, double) {
+    using T = TestType;
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name() << ", " << Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    std::vector<MetricSpec> metrics = {{APAIRS_METRIC_L1, 0, "l1"}, {APAIRS_METRIC_LP, 3, "lp3"},
+                                       {APAIRS_METRIC_LP, 2.5, "lp2.5"}, {APAIRS_METRIC_LP, 3.7, "lp3.7"}};
+    if (sizeof(T) == 8 || test::backend() != APAIRS_BACKEND_CUDA)
+        metrics.insert(metrics.end(), {{APAIRS_METRIC_L2, 0, "l2"}, {APAIRS_METRIC_SQEUCLIDEAN, 0, "sqeuclidean"}});
+    for (int64_t d : {int64_t(1100), int64_t(2100)})
+        for (const MetricSpec &m : metrics) {
+            INFO(m.name << " d=" << d);
+            const int64_t n1 = 7, n2 = 11, k = n2;
+            Matrix<T> A(n1, d, d + 1), B(n2, d, d);
+            fill_points(A, rng, -1, 2);
+            fill_points(B, rng, -1, 2);
+            TPlan knn, pw;
+            APAIRS_REQUIRE_OK(apairs_plan_create_knn(&knn.h, ctx.h, APAIRS_PAIRS_CROSS, m.metric, m.p, Type<T>::dtype,
+                                                     n1, n2, d, A.ld, B.ld, k));
+            APAIRS_REQUIRE_OK(
+                apairs_plan_create_pairwise(&pw.h, ctx.h, m.metric, m.p, Type<T>::dtype, n1, n2, d, A.ld, B.ld, n2));
+            std::vector<int64_t> idx(size_t(n1 * k), kPoison64);
+            std::vector<T> dist(size_t(n1 * k), poison<T>()), D(size_t(n1 * n2), poison<T>());
+            APAIRS_REQUIRE_OK(apairs_plan_execute_knn(knn.h, A.data(), B.data(), idx.data(), dist.data()));
+            APAIRS_REQUIRE_OK(apairs_plan_execute(pw.h, A.data(), B.data(), D.data()));
+            for (int64_t i = 0; i < n1; ++i)
+                for (int64_t q = 0; q < k; ++q) {
+                    const int64_t j = idx[size_t(i * k + q)];
+                    INFO("row " << i << " neighbour " << q << " = " << j);
+                    REQUIRE(j >= 0);
+                    REQUIRE(j < n2);
+                    const T got = dist[size_t(i * k + q)], want = D[size_t(i * n2 + j)];
+                    INFO("kNN " << got << ", apairs_plan_execute " << want);
+                    CHECK(std::memcmp(&got, &want, sizeof(T)) == 0);
+                }
+        }
 }
 
 TEST_CASE("kNN and counts are the same for any thread count", "[twobody]") {
