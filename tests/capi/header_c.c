@@ -80,6 +80,22 @@ PIN(APAIRS_OP_T == 1, op_t);
 PIN(APAIRS_UPLO_LOWER == 1, uplo_lower);
 PIN(APAIRS_UPLO_UPPER == 2, uplo_upper);
 
+/* Two-body and genotype plans */
+PIN(APAIRS_PAIRS_AUTO == 1, pairs_auto);
+PIN(APAIRS_PAIRS_CROSS == 2, pairs_cross);
+PIN(APAIRS_KNN_MAX_K == 128, knn_max_k);
+PIN(APAIRS_GENOTYPE_HAMMING == 1, genotype_hamming);
+PIN(APAIRS_GENOTYPE_ALLELE_COUNT == 2, genotype_allele_count);
+PIN(APAIRS_GENOTYPE_IBS0 == 3, genotype_ibs0);
+PIN(APAIRS_GENOTYPE_IBS1 == 4, genotype_ibs1);
+PIN(APAIRS_GENOTYPE_IBS2 == 5, genotype_ibs2);
+PIN(APAIRS_GENOTYPE_NONMISSING == 6, genotype_nonmissing);
+PIN(APAIRS_GENOTYPE_DISTANCE == 7, genotype_distance);
+PIN(APAIRS_GENOTYPE_IBS == 8, genotype_ibs);
+PIN(APAIRS_GENOTYPE_ONE_MINUS_IBS == 9, genotype_one_minus_ibs);
+PIN(APAIRS_GENOTYPE_MISSING_WEIGHTED == 1, genotype_missing_weighted);
+PIN(APAIRS_GENOTYPE_MISSING_FLAT == 2, genotype_missing_flat);
+
 /* Signatures: each function assigned to a pointer of its exact released type; a change
  * of any parameter or result type is an incompatible-pointer error under -Werror. */
 static int32_t (*const p_version_number)(void) = apairs_version_number;
