@@ -129,6 +129,32 @@ static int32_t (*const p_plan_create_potrs_batched)(apairs_plan_t *, apairs_cont
                                                     int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                                                     int64_t) = apairs_plan_create_potrs_batched;
 static int32_t (*const p_plan_execute_potrs)(apairs_plan_t, const void *, void *) = apairs_plan_execute_potrs;
+static apairs_status_t (*const p_plan_create_posv_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_posv_batched;
+static apairs_status_t (*const p_plan_execute_posv)(apairs_plan_t, void *, void *, int32_t *) = apairs_plan_execute_posv;
+static apairs_status_t (*const p_plan_create_dot_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_dot_batched;
+static apairs_status_t (*const p_plan_execute_dot)(apairs_plan_t, const void *, const void *, void *) = apairs_plan_execute_dot;
+static apairs_status_t (*const p_plan_create_gemv_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t, int32_t, int64_t, int64_t, double, double, int64_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_gemv_batched;
+static apairs_status_t (*const p_plan_execute_gemv)(apairs_plan_t, const void *, const void *, void *) = apairs_plan_execute_gemv;
+static apairs_status_t (*const p_plan_create_getrf_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_getrf_batched;
+static apairs_status_t (*const p_plan_execute_getrf)(apairs_plan_t, void *, int32_t *, int32_t *) = apairs_plan_execute_getrf;
+static apairs_status_t (*const p_plan_create_getrs_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_getrs_batched;
+static apairs_status_t (*const p_plan_execute_getrs)(apairs_plan_t, const void *, const int32_t *, void *) = apairs_plan_execute_getrs;
+static apairs_status_t (*const p_plan_create_gesv_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_gesv_batched;
+static apairs_status_t (*const p_plan_execute_gesv)(apairs_plan_t, void *, int32_t *, void *, int32_t *) = apairs_plan_execute_gesv;
+static apairs_status_t (*const p_plan_create_transpose_batched)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_transpose_batched;
+static apairs_status_t (*const p_plan_execute_transpose)(apairs_plan_t, const void *, void *) = apairs_plan_execute_transpose;
+static apairs_status_t (*const p_plan_create_pair_counts)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, double, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const double *, int64_t, const double *) = apairs_plan_create_pair_counts;
+static apairs_status_t (*const p_plan_execute_pair_counts)(apairs_plan_t, const void *, const void *, int64_t *) = apairs_plan_execute_pair_counts;
+static apairs_status_t (*const p_plan_create_histogram_uniform)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, double, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, double, double, int64_t, const double *) = apairs_plan_create_histogram_uniform;
+static apairs_status_t (*const p_plan_create_histogram_edges)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, double, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const double *, int64_t, const double *) = apairs_plan_create_histogram_edges;
+static apairs_status_t (*const p_plan_execute_histogram)(apairs_plan_t, const void *, const void *, int64_t *) = apairs_plan_execute_histogram;
+static apairs_status_t (*const p_plan_execute_histogram_weighted)(apairs_plan_t, const void *, const void *, const double *, const double *, int64_t *, double *) = apairs_plan_execute_histogram_weighted;
+static apairs_status_t (*const p_plan_create_knn)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, double, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) = apairs_plan_create_knn;
+static apairs_status_t (*const p_plan_execute_knn)(apairs_plan_t, const void *, const void *, int64_t *, void *) = apairs_plan_execute_knn;
+static apairs_status_t (*const p_genotype_pack)(apairs_context_t, const void *, int64_t, int64_t, int64_t, int32_t, void *, int64_t) = apairs_genotype_pack;
+static apairs_status_t (*const p_genotype_missing_weights)(const void *, int64_t, int64_t, int64_t, const void *, void *) = apairs_genotype_missing_weights;
+static apairs_status_t (*const p_plan_create_genotype)(apairs_plan_t *, apairs_context_t, int32_t, int32_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, const void *) = apairs_plan_create_genotype;
+static apairs_status_t (*const p_plan_execute_genotype)(apairs_plan_t, const void *, const void *, void *) = apairs_plan_execute_genotype;
 
 int main(void) {
     const void *const all[] = {
@@ -141,6 +167,32 @@ int main(void) {
         (const void *)&p_plan_create_gemm_batched, (const void *)&p_plan_execute_gemm,
         (const void *)&p_plan_create_potrf_batched, (const void *)&p_plan_execute_potrf,
         (const void *)&p_plan_create_potrs_batched, (const void *)&p_plan_execute_potrs,
+        (const void *)&p_plan_create_posv_batched,
+        (const void *)&p_plan_execute_posv,
+        (const void *)&p_plan_create_dot_batched,
+        (const void *)&p_plan_execute_dot,
+        (const void *)&p_plan_create_gemv_batched,
+        (const void *)&p_plan_execute_gemv,
+        (const void *)&p_plan_create_getrf_batched,
+        (const void *)&p_plan_execute_getrf,
+        (const void *)&p_plan_create_getrs_batched,
+        (const void *)&p_plan_execute_getrs,
+        (const void *)&p_plan_create_gesv_batched,
+        (const void *)&p_plan_execute_gesv,
+        (const void *)&p_plan_create_transpose_batched,
+        (const void *)&p_plan_execute_transpose,
+        (const void *)&p_plan_create_pair_counts,
+        (const void *)&p_plan_execute_pair_counts,
+        (const void *)&p_plan_create_histogram_uniform,
+        (const void *)&p_plan_create_histogram_edges,
+        (const void *)&p_plan_execute_histogram,
+        (const void *)&p_plan_execute_histogram_weighted,
+        (const void *)&p_plan_create_knn,
+        (const void *)&p_plan_execute_knn,
+        (const void *)&p_genotype_pack,
+        (const void *)&p_genotype_missing_weights,
+        (const void *)&p_plan_create_genotype,
+        (const void *)&p_plan_execute_genotype,
     };
     (void)all;
 
