@@ -6,9 +6,10 @@
  * function returns an apairs_status_t (APAIRS_SUCCESS is 0), checks all of its
  * arguments before it touches memory, and writes nothing when it
  * fails; the per-thread message apairs_last_error() then names the offending
- * argument and value. (One exception: the CUDA runtime failing in the middle of an
- * execute, APAIRS_ERROR_DEVICE, can leave part of the outputs written, e.g. the chunks
- * of a host-memory batch already copied back.)
+ * argument and value. (One exception: the CUDA runtime or cuBLAS failing in the middle
+ * of a CUDA execute, APAIRS_ERROR_DEVICE or an OUT_OF_MEMORY it reports there, can leave
+ * part of the outputs written, e.g. the chunks of a host-memory batch already copied
+ * back. Bad arguments and the library's own allocations, which come first, never do.)
  *
  * Conventions
  * - Matrices are row-major. A is n1 x d with leading dimension lda (the distance in
@@ -233,12 +234,18 @@ enum apairs_dtype_e {
  *   HAMMING      number of k with a_k != b_k          exact; needs d < 2^31 (F32: d <= 2^24);
  *                                                     U8 writes int32_t counts
  *
- * Range: sums are formed without scaling, so SQEUCLIDEAN, L2, DOT and COSINE keep these
- * bounds while no square or product overflows or falls below the smallest normal number
- * of the type: roughly, nonzero |a_k|, |b_k|, |a_k - b_k| between 2^-63 and 2^63 for F32
- * and between 2^-511 and 2^511 for F64 (LP likewise for |a_k - b_k|^p). Outside it, L2
- * and SQEUCLIDEAN may give inf or lose relative accuracy, and COSINE treats a vector whose
- * squared norm underflows to 0 as all zeros. L1, LINF and HAMMING have no such limit.
+ * Range: sums are formed without scaling, so SQEUCLIDEAN, L2, DOT, COSINE and LP keep
+ * these bounds while no term falls below the smallest normal number of the type and no
+ * sum overflows: every square or product (LP: |a_k - b_k|^p) at least 2^-126 (F32) or
+ * 2^-1022 (F64) where nonzero, and the sums over the d dimensions (sum (a_k - b_k)^2,
+ * sum |a_k b_k|, and for COSINE also |a|^2 and |b|^2) below 2^128 (F32) or 2^1024 (F64):
+ * roughly d max_k |x_k|^2 < 2^128 (for F32, coordinates below 2^64 / sqrt(d)). Outside it
+ * the result may be inf, NaN, or without meaning: L2 and SQEUCLIDEAN may give inf or lose
+ * relative accuracy, COSINE may give NaN, or 1 where a norm overflows to inf (not an
+ * error, and not within the bound), and COSINE treats a vector whose squared norm
+ * underflows to 0 as all zeros. L1 and LINF have no lower limit and keep their bounds
+ * while the result is finite (L1: while the sum stays below the largest finite number; a
+ * difference |a_k - b_k| may itself overflow to inf); HAMMING has no limit.
  *
  * A NaN in a row makes every distance involving that row NaN, except HAMMING, where a
  * NaN coordinate always counts as different. Subnormal numbers are not flushed.
@@ -725,7 +732,11 @@ APAIRS_API apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const voi
  * so a sample-major .bed (or the transpose of PLINK's SNP-major one) is already this
  * layout. The bits past variant d - 1 in a row's last byte are never read: any value
  * is fine. Rows are `ld` bytes apart (ld >= ceil(d / 4); any alignment). Which allele
- * is counted does not matter: every metric below is unchanged when A1 and A2 swap.
+ * is counted does not matter: every metric below is unchanged when A1 and A2 swap, with
+ * one exception that is PLINK's: apairs_genotype_missing_weights (below) gives a variant
+ * where every called allele is A2 (f = 1) the weight of 1 but one where every called
+ * allele is A1 (f = 0) the weight 0, so a WEIGHTED metric whose rows miss calls at such
+ * a variant changes when the alleles swap (every other weight is symmetric in f).
  *
  * Metrics, for rows a and b, over the variants k where neither a_k nor b_k is missing
  * (n_k = 1 there, else 0); N = sum n_k is the number of variants called in both:
@@ -808,8 +819,9 @@ APAIRS_API apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void
  *  founders is NULL; 0.5 when none is called), then weights[k] as described above.
  *  @param[in]  founders  NULL, or n bytes (0: not a founder)
  *  @param[out] weights   d uint32_t values, written only on success
- *  Fails with INVALID_VALUE when every weight is 0 (no variant is polymorphic): the
- *  WEIGHTED scaling is then undefined. */
+ *  Fails with INVALID_VALUE when every weight is 0 (at every variant the called alleles
+ *  are all A1, f = 0): the WEIGHTED scaling is then undefined. A cohort where every
+ *  variant has f = 1 gets equal weights. */
 APAIRS_API apairs_status_t apairs_genotype_missing_weights(const void *packed, int64_t n, int64_t d, int64_t ld,
                                                            const void *founders, void *weights);
 

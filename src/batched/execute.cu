@@ -21,8 +21,13 @@ constexpr int64_t kDefaultStaging = int64_t(192) << 20;
 
 // Device bytes one element of `op` occupies when staged (its AoS stride, or its SoA
 // entry grid).
+// (An AoS stride is bounded only through (batch - 1) * stride: with one element it may be
+// any size, and the element is its extent. Capped at 2^56 bytes, far past any staging
+// budget, so that the operands' sum cannot overflow.)
 int64_t staged_bytes_per_element(const Operand &op) {
-    return (op.m.soa ? op.m.extent() : op.m.stride) * int64_t(op.elem);
+    constexpr int64_t kCap = int64_t(1) << 56;
+    const int64_t n = op.m.soa ? op.m.extent() : op.m.stride;
+    return n > kCap / int64_t(op.elem) ? kCap : n * int64_t(op.elem);
 }
 
 // A written operand must be copied in first when it has entries the op does not write
@@ -146,8 +151,8 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
         const int64_t es = int64_t(ops[k].elem);
         char *base = static_cast<char *>(const_cast<void *>(arrays[k]));
         const int64_t width = (m.soa ? c : (c - 1) * m.stride + m.extent()) * es;
-        return Box{base + (m.soa ? e0 : e0 * m.stride) * es, m.soa ? m.extent() : 1, width,
-                   m.soa ? m.stride * es : width};
+        const int64_t rows = m.soa ? m.extent() : 1;  // (one row: no pitch, whatever the stride)
+        return Box{base + (m.soa ? e0 : e0 * m.stride) * es, rows, width, rows > 1 ? m.stride * es : width};
     };
     // Every allocation first (the copies' messages, and one set of device buffers per
     // stream in flight, each for the largest chunk): one that fails does so before any

@@ -104,6 +104,10 @@ __device__ __forceinline__ int opaque(int x) {
     asm volatile("" : "+r"(x));
     return x;
 }
+__device__ __forceinline__ int64_t opaque64(int64_t x) {
+    asm volatile("" : "+l"(x));
+    return x;
+}
 
 // ---------------------------------------------------------------------------------
 // Thread-per-element / warp-group kernel
@@ -1105,6 +1109,147 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
 }
 
 // ---------------------------------------------------------------------------------
+// SoA lane kernel (square N x N x N; used for N = 16): a unit is 32 consecutive
+// elements, one a lane, and W warps (8 or 16) laid WR x WC over C: warp w owns rows
+// RM (w / WC).. and columns RN (w % WC).. of the 32 elements' C (4 x 8 sums a thread at
+// W = 8, 4 x 4 at W = 16). A and B are staged KS dimensions at a time by cp.async,
+// STAGES slices in flight across the unit's groups of elements, into shared memory in
+// the global interleaving ([entry][32 elements]): an entry's run of the group is 256
+// bytes in f64 (128 in f32), copied in whole 16-byte pieces (an entry at a time where
+// the pieces do not line up, or past the batch), and a warp's operand load is its 32
+// lanes' own values of one entry: two wavefronts (f64) without conflicts, where the
+// pipelined tiles' 16-byte loads of V elements took four per 8 fma. C goes out straight
+// from the sums, a warp's store the whole run of one entry. Each entry of C is summed
+// as the host engine does (fma over l = 0..k-1 in order, then alpha, beta).
+template <class T, int N, int KS, int STAGES, int W>
+struct LaneShape {
+    static constexpr int NW = W, S = W * 32;                 // warps and threads a unit
+    static constexpr int WC = W >= 16 ? 4 : 2, WR = W / WC;  // the warps over C: WR x WC
+    static constexpr int RM = N / WR, RN = N / WC;           // a warp's rows and columns of C
+    static constexpr int V = 16 / int(sizeof(T)), PPE = 32 / V;  // 16-byte pieces of an entry's run
+    static constexpr int EA = N * KS, ENT = 2 * EA;          // entries a stage: A's, then B's
+    static constexpr int UNIT = ENT * 32;                    // T a unit and stage
+    static constexpr int EPR = S / PPE;                      // entries a round of the unit's threads
+    static constexpr int PPT = ENT / EPR;                    // pieces a thread and stage
+    static_assert(N % 4 == 0 && N % KS == 0 && ENT % EPR == 0 && EA % EPR == 0, "whole rounds, A's apart");
+};
+
+template <class T, int N, int KS, int STAGES, int W>
+__global__ void PIPE_REGS(128) gemm_soa_lane_kernel(const Args<T> g) {
+    using L = LaneShape<T, N, KS, STAGES, W>;
+    constexpr int V = L::V, PPE = L::PPE, UNIT = L::UNIT, S = L::S, SPG = N / KS;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int u = blockDim.x / S, t = threadIdx.x, q = t / S, loc = t % S, lane = loc & 31, w = loc >> 5;
+    T *const sh = reinterpret_cast<T *>(smem_raw) + q * (STAGES * UNIT);
+    const int r0 = (w / L::WC) * L::RM, c0 = (w % L::WC) * L::RN;
+    // Groups of 32 elements: the block's units take groups first + q, first + step + q, ...
+    // (every unit of the block the same number of rounds, so that the barriers match).
+    const int64_t ngroups = (g.batch + 31) / 32, first = int64_t(blockIdx.x) * u, step = int64_t(gridDim.x) * u;
+    const int64_t rounds = first < ngroups ? (ngroups - first + step - 1) / step : 0;
+    const int64_t items = rounds * SPG;
+
+    // This thread's pieces: entry en0 + EPR r of the stage, elements x V.. of the group's
+    // run. A's entry en is (i, l) = (en / KS, l0 + en % KS), B's (l, j) = (l0 + en / N,
+    // en % N); EPR is a multiple of KS and of N, so piece r + 1 lies EPR / KS rows of A
+    // (EPR / N rows of B) past piece r: one offset and one step per operand.
+    static_assert(L::EPR % KS == 0 && L::EPR % N == 0, "pieces a fixed step apart");
+    const int en0 = loc / PPE, x = loc % PPE;
+    const bool vec = g.a.vec && g.b.vec;
+    const int ia = en0 / KS, la = en0 % KS, lb = en0 / N, jb = en0 % N;
+    int64_t in_round = 0, issued = 0;
+    int in_s = 0, in_buf = 0;
+    auto issue = [&]() {
+        if (issued < items) {
+            const int64_t grp = first + in_round * step + q, e = grp * 32 + x * V;
+            if (grp < ngroups) {
+                T *const dst = sh + in_buf * UNIT + x * V + en0 * 32;
+                const int64_t left = g.batch - e;
+                // (opaque: offsets formed here, not held across the loop by every piece)
+                const int l0 = opaque(in_s * KS);
+                const int64_t sa = g.a.stride, sb = g.b.stride;
+                const T *const pa =
+                    g.a.p + e + (g.a.swap ? int64_t(l0 + la) * g.a.ld + ia : int64_t(ia) * g.a.ld + l0 + la) * sa;
+                const T *const pb =
+                    g.b.p + e + (g.b.swap ? int64_t(jb) * g.b.ld + l0 + lb : int64_t(l0 + lb) * g.b.ld + jb) * sb;
+                const int64_t ra = (L::EPR / KS) * (g.a.swap ? int64_t(1) : g.a.ld) * sa;
+                const int64_t rb = (L::EPR / N) * (g.b.swap ? int64_t(1) : g.b.ld) * sb;
+#pragma unroll
+                for (int r = 0; r < L::PPT; ++r) {
+                    constexpr int RA = L::EA / L::EPR;  // pieces of A
+                    const T *const src = r < RA ? pa + r * ra : pb + (r - RA) * rb;
+                    T *const d = dst + L::EPR * 32 * r;
+                    if (vec && left >= V)
+                        cp_async16<true>(d, src);
+                    else
+                        for (int y = 0; y < V && y < left; ++y) cp_async_one(d + y, src + y);
+                }
+            }
+            ++issued;
+            if (++in_s == SPG) {
+                in_s = 0;
+                ++in_round;
+            }
+            if (++in_buf == STAGES) in_buf = 0;
+        }
+        cp_commit();  // (empty past the last item: the wait counts stay uniform)
+    };
+
+    T acc[L::RM][L::RN];
+#pragma unroll
+    for (int a = 0; a < L::RM; ++a)
+#pragma unroll
+        for (int b = 0; b < L::RN; ++b) acc[a][b] = T(0);
+#pragma unroll
+    for (int p = 0; p < STAGES - 1; ++p) issue();
+    int buf = 0, s = 0;
+    int64_t round = 0;
+    for (int64_t it = 0; it < items; ++it) {
+        cp_wait<STAGES - 2>();
+        __syncthreads();  // item it staged by every thread; item it - 1's buffer free
+        issue();
+        const T *const as = sh + buf * UNIT + lane, *const bs = as + L::EA * 32;
+#pragma unroll
+        for (int l = 0; l < KS; ++l) {
+            T av[L::RM], bv[L::RN];
+#pragma unroll
+            for (int a = 0; a < L::RM; ++a) av[a] = as[((r0 + a) * KS + l) * 32];
+#pragma unroll
+            for (int b = 0; b < L::RN; ++b) bv[b] = bs[(l * N + c0 + b) * 32];
+#pragma unroll
+            for (int a = 0; a < L::RM; ++a)
+#pragma unroll
+                for (int b = 0; b < L::RN; ++b) acc[a][b] = fma(av[a], bv[b], acc[a][b]);
+        }
+        if (++buf == STAGES) buf = 0;
+        if (++s == SPG) {
+            s = 0;
+            const int64_t e = (first + round * step + q) * 32 + lane;
+            ++round;
+            if (e < g.batch) {
+                const bool read_c = g.beta != T(0);
+                // (opaque: the 32 offsets formed here, not held across the loop)
+                const int64_t sc = g.sc, ldc = opaque64(g.ldc);
+                T *const base = g.c + (int64_t(r0) * ldc + c0) * sc + e;
+#pragma unroll
+                for (int a = 0; a < L::RM; ++a)
+#pragma unroll
+                    for (int b = 0; b < L::RN; ++b) {
+                        T *const dst = base + (a * ldc + b) * sc;
+                        T v = g.alpha * acc[a][b];
+                        if (read_c) v += g.beta * *dst;
+                        *dst = v;
+                    }
+            }
+#pragma unroll
+            for (int a = 0; a < L::RM; ++a)
+#pragma unroll
+                for (int b = 0; b < L::RN; ++b) acc[a][b] = T(0);
+        }
+    }
+    cp_wait<0>();
+}
+
+// ---------------------------------------------------------------------------------
 // KernelSpec selection (the same for plan and execute: a function of the problem and the
 // device's SM count only)
 
@@ -1134,6 +1279,23 @@ KernelSpec soa_direct_kernel() {
     k.unit_threads = 32;
     k.unit_elements = DirectShape<N, G>::EW;
     k.unit_shared = 0;
+    return k;
+}
+
+template <class T, int N, int KS, int STAGES, int W>
+KernelSpec soa_lane_kernel() {
+    using L = LaneShape<T, N, KS, STAGES, W>;
+    KernelSpec k;
+    k.model = Model::BlockPerElement;
+    k.fn = reinterpret_cast<const void *>(&gemm_soa_lane_kernel<T, N, KS, STAGES, W>);
+    k.name = fmt::format("gemm_soa_lane<{}, {}x{}x{}, 32 elements a lane each x {} warps of {}x{} of C, k-slice {}, "
+                         "{} stages>",
+                         sizeof(T) == 8 ? "f64" : "f32", N, N, N, L::NW, L::RM, L::RN, KS, STAGES);
+    k.group = L::NW;
+    k.sub = L::NW;
+    k.unit_threads = L::S;
+    k.unit_elements = 32;
+    k.unit_shared = int64_t(STAGES) * L::UNIT * int64_t(sizeof(T));
     return k;
 }
 
@@ -1298,6 +1460,22 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
             return kn;
         }
     }
+    // SoA 16 x 16 x 16: the lane kernel (H100, tools/gpu-notes.md runs 174-176, against the
+    // pipelined tiles in the same calls: f64 0.325-0.334 -> 0.288-0.294 ms, 82 -> 92-94 % of
+    // the bound, in 16 warps of 4 x 4 sums; f32 0.329-0.330 -> 0.289-0.293, in 8 warps of
+    // 4 x 8, which f64 spills at 128 registers: 0.319-0.324).
+    if (pb.c.soa && pb.a.soa && pb.b.soa && square && m == 16) {
+        if constexpr (D)
+            kn = soa_lane_kernel<T, 16, 2, 4, 16>();
+        else
+            kn = soa_lane_kernel<T, 16, 2, 4, 8>();
+        kn.why = fmt::format("SoA elements of 16x16x16: a lane an element, 32 consecutive elements a unit of {} "
+                             "warps, each warp a {}x{} block of their C (a warp's shared load is one entry of its 32 "
+                             "elements, a whole 256-byte run in f64), A and B staged by cp.async in slices of 2 "
+                             "dimensions, four slices in flight",
+                             kn.sub, 4, kn.sub >= 16 ? 4 : 8);
+        return kn;
+    }
     // (The pipelined kernels count their pairs of element group and C tile in int.)
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
         kn = pipe_kernel<T>(pb.c.soa, mn, k);
@@ -1327,6 +1505,7 @@ KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
 // for the pipelined SoA kernel (units of 16 or 32 bytes an entry), a 128-byte line.
 int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     if (k.model != Model::BlockPerElement || !pb.c.soa) return 1;
+    if (k.unit_elements == 32) return 1;  // the lane kernel: a unit is already 32 elements (whole lines)
     // The 4 x 4 x V tiles of C of 17..32 take some 160 registers: blocks of one unit (128
     // threads), three an SM, keep more resident than blocks of two or four (one an SM); the
     // blocks that run together then share the lines. C of 64 x 64 (512 threads): one unit.

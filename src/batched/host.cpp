@@ -133,7 +133,8 @@ void gemm_all(const GemmProblem &pb, const T *A, const T *B, T *C, int threads) 
         if (unit && cpu_has_avx2_fma()) {
             const Strides sc = pb.c.strides(false);
             const bool stream = pb.beta == 0.0 && reinterpret_cast<uintptr_t>(C) % 16 == 0 && sc.row % (W / 2) == 0 &&
-                                sc.elem % (W / 2) == 0 && pb.batch * sc.elem * int64_t(sizeof(T)) > (int64_t(32) << 20);
+                                sc.elem % (W / 2) == 0 && pb.batch > 1 &&
+                                sc.elem > (int64_t(32) << 20) / int64_t(sizeof(T)) / pb.batch;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
             for (int64_t t = 0; t < chunks; ++t) {
                 const int64_t e0 = t * kChunk, e1 = std::min(pb.batch, e0 + kChunk);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "batched/layout.hpp"
+#include "host/host.hpp"
 
 namespace apairs::batched {
 namespace {
@@ -55,8 +56,10 @@ void gemv_typed(const GemvProblem &pb, const T *A, const T *x, T *y, int threads
     const int64_t ar = sa.row, ac = sa.col, ae = sa.elem;
     const VecStrides sx = vec_strides(pb.x), sy = vec_strides(pb.y);
     const double alpha = double(T(pb.alpha)), beta = double(T(pb.beta));
+    // (every thread's sums before the region: an allocation that fails throws here)
+    std::vector<std::vector<double>> sums(size_t(threads), std::vector<double>(static_cast<size_t>(rows)));
     for_chunks(pb.batch, threads, [&](int64_t e0, int64_t e1) {
-        std::vector<double> acc(static_cast<size_t>(rows));
+        std::vector<double> &acc = sums[size_t(host::thread_index())];
         for (int64_t e = e0; e < e1; ++e) {
             const T *a = A + e * ae, *xe = x + e * sx.es;
             T *ye = y + e * sy.es;

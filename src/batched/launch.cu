@@ -85,14 +85,7 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     return cfg;
 }
 
-void ensure_shared(const CudaConfig &cfg) {
-    if (cfg.dynamic_shared <= 48 * 1024) return;
-    cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, cfg.kernel), "cudaFuncGetAttributes");
-    if (fa.maxDynamicSharedSizeBytes < cfg.dynamic_shared)
-        check(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(cfg.dynamic_shared)),
-              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
-}
+void ensure_shared(const CudaConfig &cfg) { ensure_dynamic_shared(cfg.kernel, cfg.dynamic_shared); }
 
 void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what) {
     ensure_shared(cfg);

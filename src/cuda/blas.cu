@@ -108,8 +108,11 @@ std::shared_ptr<const Gemm> Gemm::create(int device, std::string *why, bool tf32
 
 Gemm::~Gemm() {
     if (!handle_) return;
-    DeviceScope scope(device_);
-    api().destroy(static_cast<cublasHandle_t>(handle_));
+    try {  // (DeviceScope throws where the device cannot be made current: a destructor must not)
+        DeviceScope scope(device_);
+        api().destroy(static_cast<cublasHandle_t>(handle_));
+    } catch (...) {  // the device or the runtime is gone: nothing left to release
+    }
 }
 
 bool Gemm::fits(int64_t n1, int64_t n2, int64_t k, int64_t lda, int64_t ldb, int64_t ldd) {

@@ -17,6 +17,8 @@ void require_device(int device);
 
 // True when ptr is device memory (not managed, not host): the host backend refuses it.
 bool is_device_pointer(const void *ptr);
+// The device whose memory ptr is, or -1 where it is not device memory.
+int device_of_pointer(const void *ptr);
 
 // A hold on the library's work-buffer pool of `device` (the stream-ordered pool that
 // every StreamBuffer on the device comes from): while any hold lives, the pool keeps

@@ -20,17 +20,58 @@ void check(cudaError_t err, const char *what) {
                                cudaGetErrorName(err)));
 }
 
+namespace {
+
+// The driver's cuCtxGetCurrent / cuCtxSetCurrent, through the runtime's entry-point query
+// (the library does not link libcuda): a thread's current context, which may be none.
+// cudaGetDevice cannot tell "device 0" from "no context yet", and cudaSetDevice(0) creates
+// device 0's primary context (CUDA 12 and later), so a scope that restored the device
+// number would leave a context on device 0 in a thread, or a process, that never used it.
+struct CtxApi {
+    using Get = int (*)(void **);
+    using Set = int (*)(void *);
+    Get get = nullptr;
+    Set set = nullptr;
+};
+const CtxApi &ctx_api() {
+    static const CtxApi api = [] {
+        CtxApi a;
+        void *g = nullptr, *s = nullptr;
+        cudaDriverEntryPointQueryResult qg{}, qs{};
+        if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &g, 12000, cudaEnableDefault, &qg) == cudaSuccess &&
+            cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &s, 12000, cudaEnableDefault, &qs) == cudaSuccess &&
+            qg == cudaDriverEntryPointSuccess && qs == cudaDriverEntryPointSuccess && g && s) {
+            a.get = reinterpret_cast<CtxApi::Get>(g);
+            a.set = reinterpret_cast<CtxApi::Set>(s);
+        } else {
+            cudaGetLastError();
+        }
+        return a;
+    }();
+    return api;
+}
+
+}  // namespace
+
 DeviceScope::DeviceScope(int device) {
+    const CtxApi &api = ctx_api();
+    have_ctx_ = api.get && api.get(&previous_ctx_) == 0;
     check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ == device) {
-        previous_ = -1;  // nothing to restore: no context is touched on the way out
-        return;
-    }
+    // Nothing to switch when the thread is on the device already (or has no context and
+    // the device is 0, where the runtime's first call would go anyway).
+    if (previous_ == device) return;
     check(cudaSetDevice(device), "cudaSetDevice");
+    restore_ = true;
 }
 
 DeviceScope::~DeviceScope() {
-    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+    if (!restore_) return;
+    // The context the thread had, or none; else (no entry points) the device number.
+    if (have_ctx_) {
+        if (ctx_api().set(previous_ctx_) != 0) cudaGetLastError();
+    } else if (cudaSetDevice(previous_) != cudaSuccess) {
+        cudaGetLastError();
+    }
 }
 
 Memory classify(const void *ptr, int *device) {
@@ -130,16 +171,36 @@ StreamBuffer::~StreamBuffer() {
     if (cudaFreeAsync(ptr_, stream_) != cudaSuccess) cudaGetLastError();
 }
 
+void ensure_dynamic_shared(const void *kernel, int64_t bytes) {
+    if (bytes <= 48 * 1024) return;  // every kernel's default
+    cudaFuncAttributes fa{};
+    check(cudaFuncGetAttributes(&fa, kernel), "cudaFuncGetAttributes");
+    if (fa.maxDynamicSharedSizeBytes < bytes)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+}
+
 void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
                int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what) {
-    // Packed rows are one 1-D copy (cudaMemcpy2D refuses pitches beyond the device's
-    // maximum, about 2 GiB); padded rows need the 2-D copy.
-    if (dpitch == width && spitch == width)
+    // Packed rows are one 1-D copy; padded rows the 2-D copy, which refuses pitches beyond
+    // the device's maximum (cudaDevAttrMaxPitch, about 2 GiB: a SoA operand's entries of a
+    // chunk lie stride * size apart), so rows that far apart go one 1-D copy each.
+    if (dpitch == width && spitch == width) {
         check(cudaMemcpyAsync(dst, src, size_t(width) * size_t(rows), kind, stream), what);
-    else
-        check(cudaMemcpy2DAsync(dst, size_t(dpitch), src, size_t(spitch), size_t(width),
-                                size_t(rows), kind, stream),
-              what);
+        return;
+    }
+    int device = 0, max_pitch = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device), "cudaDeviceGetAttribute(MaxPitch)");
+    if (dpitch > max_pitch || spitch > max_pitch) {
+        for (int64_t r = 0; r < rows; ++r)
+            check(cudaMemcpyAsync(static_cast<char *>(dst) + r * dpitch, static_cast<const char *>(src) + r * spitch,
+                                  size_t(width), kind, stream),
+                  what);
+        return;
+    }
+    check(cudaMemcpy2DAsync(dst, size_t(dpitch), src, size_t(spitch), size_t(width), size_t(rows), kind, stream),
+          what);
 }
 
 int device_count() {
@@ -162,6 +223,11 @@ void require_device(int device) {
 bool is_device_pointer(const void *ptr) {
     int dev = -1;
     return classify(ptr, &dev) == Memory::Device;
+}
+
+int device_of_pointer(const void *ptr) {
+    int dev = -1;
+    return classify(ptr, &dev) == Memory::Device ? dev : -1;
 }
 
 DeviceLimits device_limits(int device) {

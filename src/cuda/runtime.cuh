@@ -14,7 +14,8 @@ namespace apairs::cuda {
 // Throws Error(DEVICE, or OUT_OF_MEMORY for allocation failures) naming `what`.
 void check(cudaError_t err, const char *what);
 
-// Makes `device` current for the scope and restores the caller's device after.
+// Makes `device` current for the scope and restores the caller's current context after
+// (or none, where the thread had none: no context is created on the device it reports).
 class DeviceScope {
 public:
     explicit DeviceScope(int device);
@@ -24,6 +25,9 @@ public:
 
 private:
     int previous_ = -1;
+    bool restore_ = false;      // switched: restore on the way out
+    void *previous_ctx_ = nullptr;  // the thread's current CUDA context before (null: none)
+    bool have_ctx_ = false;     // previous_ctx_ is known (the driver's entry points were found)
 };
 
 enum class Memory { Host, Device, Managed };
@@ -55,6 +59,11 @@ private:
 };
 
 // Copies `rows` rows of `width` bytes between pitched arrays, asynchronously.
+// Raises `kernel`'s dynamic shared-memory limit to `bytes` where it is lower. The limit
+// belongs to the kernel on the current device, not to a plan: a plan that set it at
+// planning time may find it lowered by another plan of the same kernel since.
+void ensure_dynamic_shared(const void *kernel, int64_t bytes);
+
 void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
                int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what);
 

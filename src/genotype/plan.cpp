@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "genotype/host.hpp"
 #include "genotype/planes.hpp"
 #include "host/host.hpp"
@@ -85,11 +87,16 @@ void pack(const apairs_context_s &ctx, const uint8_t *g, int64_t n, int64_t d, i
           uint8_t *packed, int64_t ldp) {
     check_pack_args(g, n, d, ldg, missing_value, packed, ldp);
 #if APAIRS_HAVE_CUDA
-    const bool dev_g = cuda::is_device_pointer(g), dev_p = cuda::is_device_pointer(packed);
+    const int gdev = cuda::device_of_pointer(g), pdev = cuda::device_of_pointer(packed);
+    const bool dev_g = gdev >= 0, dev_p = pdev >= 0;
     if (ctx.backend == APAIRS_BACKEND_CUDA && (dev_g || dev_p)) {
         if (!dev_g || !dev_p)
             fail(APAIRS_ERROR_INVALID_POINTER, "{} is device memory but {} is not: pass both on the device or both on "
                  "the host", dev_g ? "genotypes" : "packed", dev_g ? "packed" : "genotypes");
+        for (const auto &[name, dev] : {std::pair<const char *, int>{"genotypes", gdev}, {"packed", pdev}})
+            if (dev != ctx.device)
+                fail(APAIRS_ERROR_INVALID_POINTER, "{} is memory of device {}, but the context is on device {}", name,
+                     dev, ctx.device);
         return pack_cuda(ctx.device, ctx.stream, g, n, d, ldg, missing_value, packed, ldp);
     }
 #endif

@@ -20,6 +20,14 @@ int resolve_threads(int requested) {
 #endif
 }
 
+int thread_index() {
+#if defined(_OPENMP)
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 void require_host_memory(const void *const *arrays, const char *const *names, int count) {
 #if APAIRS_HAVE_CUDA
     for (int k = 0; k < count; ++k)

@@ -7,6 +7,7 @@
 // printed on failure; APAIRS_TEST_SEED=N replays it).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -306,6 +307,43 @@ TEMPLATE_TEST_CASE("batched dot matches a long-double reference in every layout"
 TEMPLATE_TEST_CASE("batched gemv matches a long-double reference in every layout", "[batched][gemv]", float,
                    double) {
     check_all<TestType>("gemv batched", gemv_cases(), run_gemv<TestType>);
+}
+
+TEST_CASE("batched dot: SoA entries further apart than a CUDA copy's largest pitch", "[batched][dot]") {
+    // Entry i of element e at i * stride + e with stride 2^30 floats: the two entries of
+    // a chunk lie 4 GiB apart, past cudaMemcpy2D's largest pitch (about 2 GiB), so the
+    // CUDA backend stages such rows one copy each. The arrays are reserved, not touched
+    // (malloc: only the entries' pages are ever written).
+    Context ctx;
+    const int64_t n = 2, batch = 1001, stride = int64_t(1) << 30;
+    const size_t bytes = size_t(stride + batch) * sizeof(float);
+    float *x = static_cast<float *>(std::malloc(bytes)), *y = static_cast<float *>(std::malloc(bytes));
+    if (!x || !y) {
+        std::free(x), std::free(y);
+        WARN("cannot reserve 2 x 4 GiB of address space: not run");
+        return;
+    }
+    Rng rng(fresh_seed());
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t e = 0; e < batch; ++e) x[i * stride + e] = u(rng), y[i * stride + e] = u(rng);
+    std::vector<float> out(size_t(batch), std::nanf(""));
+    apairs_plan_t plan = nullptr;
+    APAIRS_REQUIRE_OK(
+        apairs_plan_create_dot_batched(&plan, ctx.h, APAIRS_DTYPE_F32, APAIRS_LAYOUT_SOA, n, stride, stride, batch));
+    const apairs_status_t st = apairs_plan_execute_dot(plan, x, y, out.data());
+    INFO(apairs_last_error());
+    CHECK(st == APAIRS_SUCCESS);
+    apairs_plan_destroy(plan);
+    int64_t bad = 0;
+    for (int64_t e = 0; e < batch; ++e) {
+        const double p0 = double(x[e]) * y[e], p1 = double(x[stride + e]) * y[stride + e];
+        // apairs.h (f32): |error| <= u |out| + (n + 1) 2^-53 sum |x_i y_i|, u = 2^-24
+        const double got = out[size_t(e)];
+        bad += !(std::fabs(got - (p0 + p1)) <= 0x1p-24 * std::fabs(got) + 3 * 0x1p-53 * (std::fabs(p0) + std::fabs(p1)));
+    }
+    CHECK(bad == 0);
+    std::free(x), std::free(y);
 }
 
 TEST_CASE("batched gemv: alpha and beta are taken in the element type", "[batched][gemv]") {

@@ -4,6 +4,7 @@
 // with a message, leave its out-arguments and D untouched, and leak nothing (checked by
 // LeakSanitizer in sanitized builds). Runs on test::backend(): host in suite unit, CUDA
 // (staging buffers included) in suite gpu.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -171,6 +172,56 @@ TEST_CASE("every allocation that fails gives OUT_OF_MEMORY, writes nothing and l
                                        [&] { CHECK(C == C0); });
         CHECK(failures >= (backend == APAIRS_BACKEND_CUDA ? 1 : 0));
         for (double c : C) CHECK(c == 1.0 - 7 * 0.125);  // 0.5 * 2 + 7 * (0.25 * -0.5)
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+    REQUIRE(apairs_context_set_option(ctx, APAIRS_OPTION_STAGING_BYTES, 0) == APAIRS_SUCCESS);
+
+    // gesv and gemv: the host engines' per-thread scratch (LU's element copies, gemv's
+    // double sums) is allocated before their parallel regions, where a failure would end
+    // the process instead of returning OUT_OF_MEMORY (2 threads here), and before any
+    // element is written.
+    {
+        const int64_t n = 6, nrhs = 2, batch = 301;
+        apairs_plan_t plan = kPlanSentinel;
+        CHECK(sweep("apairs_plan_create_gesv_batched",
+                    [&] {
+                        return apairs_plan_create_gesv_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                               APAIRS_ORDER_ROW_MAJOR, n, nrhs, n, n * n, nrhs,
+                                                               n * nrhs, batch);
+                    },
+                    [&] { CHECK(plan == kPlanSentinel); }, false) >= 1);
+        REQUIRE(plan != kPlanSentinel);
+        // A_e = 4 I + 1 (diagonally dominant), B_e all ones: x_e = 1 / (4 + n) = 0.1.
+        std::vector<double> A(size_t(n * n * batch)), B(size_t(n * nrhs * batch), 1.0), A0, B0 = B;
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j < n; ++j) A[size_t((e * n + i) * n + j)] = i == j ? 5.0 : 1.0;
+        A0 = A;
+        std::vector<int32_t> ipiv(size_t(n * batch), -7), info(size_t(batch), -7), ipiv0 = ipiv, info0 = info;
+        sweep("apairs_plan_execute_gesv",
+              [&] {
+                  A = A0, B = B0, ipiv = ipiv0, info = info0;
+                  return apairs_plan_execute_gesv(plan, A.data(), ipiv.data(), B.data(), info.data());
+              },
+              [&] { CHECK((A == A0 && B == B0 && ipiv == ipiv0 && info == info0)); });
+        for (int32_t f : info) CHECK(f == 0);
+        for (double x : B) CHECK(std::fabs(x - 0.1) < 1e-15);
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+
+        const int64_t m = 7, cols = 5;
+        plan = kPlanSentinel;
+        REQUIRE(apairs_plan_create_gemv_batched(&plan, ctx, APAIRS_DTYPE_F32, APAIRS_LAYOUT_AOS, APAIRS_ORDER_COL_MAJOR,
+                                                APAIRS_OP_N, m, cols, 1.0, 0.0, m, m * cols, cols, m, batch) ==
+                APAIRS_SUCCESS);
+        std::vector<float> Ag(size_t(m * cols * batch), 0.5f), xg(size_t(cols * batch), 2.0f),
+            yg(size_t(m * batch), -3.0f), yg0 = yg;
+        sweep("apairs_plan_execute_gemv",
+              [&] {
+                  yg = yg0;
+                  return apairs_plan_execute_gemv(plan, Ag.data(), xg.data(), yg.data());
+              },
+              [&] { CHECK(yg == yg0); });
+        for (float y : yg) CHECK(y == 5.0f);  // five products of 0.5 * 2
         CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
     }
     CHECK(apairs_context_destroy(ctx) == APAIRS_SUCCESS);

@@ -262,3 +262,37 @@ TEST_CASE("two-body CUDA: a bad weight on the device writes nothing", "[cuda][tw
           APAIRS_ERROR_INVALID_VALUE);
     CHECK(dc.get() == poison);
 }
+
+TEST_CASE("two-body CUDA: a later plan of the same kernel does not undo an earlier plan's shared memory",
+          "[cuda][twobody]") {
+    // The weighted histogram kernel's dynamic shared-memory limit belongs to the kernel,
+    // not to a plan: plan X (4000 bins, some 82 KB) raised it, plan Y (3000 bins) set it
+    // lower, and X's next execute must still launch.
+    std::mt19937_64 rng(0x5eed5);
+    const int64_t n = 200, d = 8;
+    std::vector<double> A(static_cast<size_t>(n * d)), B(static_cast<size_t>(n * d)), wa(static_cast<size_t>(n)),
+        wb(static_cast<size_t>(n));
+    for (double &v : A) v = double(rng() % 6);
+    for (double &v : B) v = double(rng() % 6);
+    for (double &w : wa) w = double(rng() % 8 + 1) / 4;
+    for (double &w : wb) w = double(rng() % 8 + 1) / 4;
+    auto run = [&](int32_t backend, int64_t nbins, bool later_plan) {
+        Ctx ctx(backend);
+        Plan x, y;
+        ok(apairs_plan_create_histogram_uniform(&x.h, ctx.h, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L1, 0,
+                                                APAIRS_DTYPE_F64, n, n, d, d, d, nbins, 0, 48, 0, nullptr));
+        if (later_plan)
+            ok(apairs_plan_create_histogram_uniform(&y.h, ctx.h, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L1, 0,
+                                                    APAIRS_DTYPE_F64, n, n, d, d, d, nbins - 1000, 0, 48, 0,
+                                                    nullptr));
+        Hist h;
+        h.counts.assign(size_t(nbins + 2), -7);
+        h.sums.assign(size_t(nbins + 2), -7);
+        ok(apairs_plan_execute_histogram_weighted(x.h, A.data(), B.data(), wa.data(), wb.data(), h.counts.data(),
+                                                  h.sums.data()));
+        return h;
+    };
+    const Hist host = run(APAIRS_BACKEND_HOST, 4000, false), cuda = run(APAIRS_BACKEND_CUDA, 4000, true);
+    CHECK(cuda.counts == host.counts);
+    CHECK(cuda.sums == host.sums);
+}
