@@ -1117,8 +1117,8 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
 // the global interleaving ([entry][32 elements]): an entry's run of the group is 256
 // bytes in f64 (128 in f32), copied in whole 16-byte pieces (an entry at a time where
 // the pieces do not line up, or past the batch), and a warp's operand load is its 32
-// lanes' own values of one entry: two wavefronts (f64) without conflicts, where the
-// pipelined tiles' 16-byte loads of V elements took four per 8 fma. C goes out straight
+// lanes' own values of one entry: two wavefronts (f64) without conflicts, one per fma
+// instruction at 4 x 4 sums, where the pipelined tiles' 16-byte loads took two. C goes out straight
 // from the sums, a warp's store the whole run of one entry. Each entry of C is summed
 // as the host engine does (fma over l = 0..k-1 in order, then alpha, beta).
 template <class T, int N, int KS, int STAGES, int W>
