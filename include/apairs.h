@@ -732,11 +732,12 @@ APAIRS_API apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const voi
  * so a sample-major .bed (or the transpose of PLINK's SNP-major one) is already this
  * layout. The bits past variant d - 1 in a row's last byte are never read: any value
  * is fine. Rows are `ld` bytes apart (ld >= ceil(d / 4); any alignment). Which allele
- * is counted does not matter: every metric below is unchanged when A1 and A2 swap, with
- * one exception that is PLINK's: apairs_genotype_missing_weights (below) gives a variant
- * where every called allele is A2 (f = 1) the weight of 1 but one where every called
- * allele is A1 (f = 0) the weight 0, so a WEIGHTED metric whose rows miss calls at such
- * a variant changes when the alleles swap (every other weight is symmetric in f).
+ * is counted does not matter: every metric below is unchanged, bit for bit, when A1 and
+ * A2 swap (WEIGHTED with the same weights). The weights apairs_genotype_missing_weights
+ * (below) computes from the swapped rows are the same up to rounding (f (1 - f) (f^2 - f +
+ * 1) is symmetric in f, its floating-point value nearly so), with one exception that is
+ * PLINK's: a variant where every called allele is A2 (f = 1) weighs 1, one where every
+ * called allele is A1 (f = 0) weighs 0.
  *
  * Metrics, for rows a and b, over the variants k where neither a_k nor b_k is missing
  * (n_k = 1 there, else 0); N = sum n_k is the number of variants called in both:

@@ -47,14 +47,17 @@ public:
         cudaEvent_t start = nullptr;
         check(cudaEventCreateWithFlags(&start, cudaEventDisableTiming), "cudaEventCreate");
         const cudaError_t rec = cudaEventRecord(start, caller);
-        for (int i = 0; i < kStreams && rec == cudaSuccess; ++i) {
+        cudaError_t wait = cudaSuccess;  // (a stream that cannot wait would race the caller's work)
+        for (int i = 0; i < kStreams && rec == cudaSuccess && wait == cudaSuccess; ++i) {
             cudaStream_t s = nullptr;
             if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) break;
             s_.push_back(s);
-            cudaStreamWaitEvent(s, start, 0);
+            wait = cudaStreamWaitEvent(s, start, 0);
         }
         cudaEventDestroy(start);
+        if (rec != cudaSuccess || wait != cudaSuccess) drain();
         check(rec, "cudaEventRecord");
+        check(wait, "cudaStreamWaitEvent (staging streams)");
         if (int(s_.size()) < kStreams) {
             drain();
             check(cudaErrorMemoryAllocation, "cudaStreamCreate (staging streams)");

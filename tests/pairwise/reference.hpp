@@ -159,7 +159,8 @@ inline MetricSpec lp(double p) {
 }
 
 // Every metric on F32 / F64, LP with general p (above and below 1) and with the fast
-// paths: p = 1, 2, inf (L1, L2, LINF), 3 and 4 (multiplication), 0.5, 1.5, 2.5 (|t|^k sqrt|t|).
+// paths: p = 1, 2, inf (L1, L2, LINF), 3 and 4 (multiplication), 0.5, 1.5, 2.5, 3.5
+// (|t|^k sqrt|t|).
 inline std::vector<MetricSpec> float_metrics() {
     return {{APAIRS_METRIC_L1, 0, "l1"},
             {APAIRS_METRIC_L2, 0, "l2"},
@@ -168,6 +169,7 @@ inline std::vector<MetricSpec> float_metrics() {
             lp(0.7),
             lp(1.5),
             lp(2.5),
+            lp(3.5),
             lp(3),  // p = 3 and 4: |t|^p by multiplication
             lp(3.2),
             lp(4),

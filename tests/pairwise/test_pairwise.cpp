@@ -260,9 +260,9 @@ TEMPLATE_TEST_CASE("infinite coordinates follow the rules of apairs.h", "[pairwi
 // results below are all representable.
 TEMPLATE_TEST_CASE("L2 and COSINE keep their bounds at the edges of the documented range", "[pairwise]",
                    float, double) {
-    // apairs.h: the bounds hold for nonzero coordinates and differences between 2^-63 and
-    // 2^63 (F32) or 2^-511 and 2^511 (F64); outside, COSINE treats a vector whose squared
-    // norm underflows as all zeros. Test just inside the range, and that documented rule.
+    // apairs.h's range: no term below the smallest normal number, no sum past the largest;
+    // below it, COSINE treats a vector whose squared norm underflows as all zeros. Test
+    // just inside the range, and that documented rule.
     using T = TestType;
     const int e = std::is_same<T, float>::value ? 60 : 500;
     const T tiny = std::ldexp(T(1), -e), huge = std::ldexp(T(1), e);
@@ -289,6 +289,32 @@ TEMPLATE_TEST_CASE("L2 and COSINE keep their bounds at the edges of the document
         B.row(0)[0] = c.b0;
         B.row(0)[1] = c.b1;
         run_and_check(ctx.h, c.m, A, B, 1);
+    }
+    // The range is on the sums (apairs.h): d = 8, A's coordinates 2^(e+1), B's -2^(e+1) and
+    // 2^e in turn: squared differences of 2^(2e+4) and 2^(2e), summed to 2^(2e+6) + 2^(2e+2)
+    // (F32: 2^126 + 2^122, within a factor 4 of the overflow; |A|^2 = 2^(2e+5)).
+    {
+        INFO("d = 8, coordinates +-2^" << e + 1 << ": the sums just inside the range");
+        const T big = std::ldexp(T(1), e + 1);
+        Matrix<T> A(1, 8, 8), B(1, 8, 8);
+        for (int k = 0; k < 8; ++k) A.row(0)[k] = big, B.row(0)[k] = k % 2 ? -big : big / 2;
+        run_and_check(ctx.h, l2, A, B, 1);
+        run_and_check(ctx.h, cosine, A, B, 1);
+        run_and_check(ctx.h, MetricSpec{APAIRS_METRIC_SQEUCLIDEAN, 0, "sqeuclidean"}, A, B, 1);
+    }
+    // Subnormal coordinates are not flushed: L1 and LINF of differences of a few smallest
+    // subnormals are exact (a flush to zero gives 0).
+    {
+        const T sub = std::numeric_limits<T>::denorm_min();
+        Matrix<T> A(1, 5, 5), B(1, 5, 5);
+        for (int k = 0; k < 5; ++k) A.row(0)[k] = T(k + 1) * sub, B.row(0)[k] = -T(k) * sub;
+        for (const MetricSpec &m : {MetricSpec{APAIRS_METRIC_L1, 0, "l1"}, MetricSpec{APAIRS_METRIC_LINF, 0, "linf"}}) {
+            INFO(m.name << " of subnormal coordinates");
+            Plan p(ctx.h, m, Type<T>::dtype, 1, 1, 5, 5, 5, 1);
+            T D = std::numeric_limits<T>::quiet_NaN();
+            REQUIRE(apairs_plan_execute(p.h, A.row(0), B.row(0), &D) == APAIRS_SUCCESS);
+            CHECK(D == (m.metric == APAIRS_METRIC_L1 ? T(25) * sub : T(9) * sub));  // sum / max of 2k + 1
+        }
     }
     // Below the range: a vector whose squared norm underflows counts as all zeros.
     Plan plan(ctx.h, cosine, Type<T>::dtype, 1, 1, 2, 2, 2, 1);
