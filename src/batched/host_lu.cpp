@@ -145,9 +145,10 @@ constexpr int64_t kChunk = 64;  // elements per OpenMP iteration: the scratch is
 template <class T>
 void getrf_typed(const GetrfProblem &pb, T *A, int32_t *ipiv, int32_t *info, int threads) {
     const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
-    // (every thread's scratch before the region: an allocation that fails throws here)
-    std::vector<Scratch<T>> scratch(size_t(threads), Scratch<T>(pb.n, 0));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
+    // (every thread's scratch before the region: an allocation that fails throws here;
+    // schedule(static, 1) gives chunk t to thread t % threads: none past `chunks`)
+    std::vector<Scratch<T>> scratch(size_t(std::min<int64_t>(threads, chunks)), Scratch<T>(pb.n, 0));
+#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t) {
         Scratch<T> &s = scratch[size_t(host::thread_index())];
         for (int64_t e = t * kChunk; e < std::min(pb.batch, (t + 1) * kChunk); ++e)
@@ -158,9 +159,10 @@ void getrf_typed(const GetrfProblem &pb, T *A, int32_t *ipiv, int32_t *info, int
 template <class T>
 void getrs_typed(const GetrsProblem &pb, const T *A, const int32_t *ipiv, T *B, int threads) {
     const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
-    // (every thread's scratch before the region: an allocation that fails throws here)
-    std::vector<Scratch<T>> scratch(size_t(threads), Scratch<T>(pb.n, pb.nrhs));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
+    // (every thread's scratch before the region: an allocation that fails throws here;
+    // schedule(static, 1) gives chunk t to thread t % threads: none past `chunks`)
+    std::vector<Scratch<T>> scratch(size_t(std::min<int64_t>(threads, chunks)), Scratch<T>(pb.n, pb.nrhs));
+#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t) {
         Scratch<T> &s = scratch[size_t(host::thread_index())];
         for (int64_t e = t * kChunk; e < std::min(pb.batch, (t + 1) * kChunk); ++e)
@@ -171,9 +173,10 @@ void getrs_typed(const GetrsProblem &pb, const T *A, const int32_t *ipiv, T *B, 
 template <class T>
 void gesv_typed(const GesvProblem &pb, T *A, int32_t *ipiv, T *B, int32_t *info, int threads) {
     const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
-    // (every thread's scratch before the region: an allocation that fails throws here)
-    std::vector<Scratch<T>> scratch(size_t(threads), Scratch<T>(pb.n, pb.nrhs));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads != 1 && chunks > 1)
+    // (every thread's scratch before the region: an allocation that fails throws here;
+    // schedule(static, 1) gives chunk t to thread t % threads: none past `chunks`)
+    std::vector<Scratch<T>> scratch(size_t(std::min<int64_t>(threads, chunks)), Scratch<T>(pb.n, pb.nrhs));
+#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t) {
         Scratch<T> &s = scratch[size_t(host::thread_index())];
         for (int64_t e = t * kChunk; e < std::min(pb.batch, (t + 1) * kChunk); ++e) {

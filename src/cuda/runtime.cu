@@ -20,58 +20,21 @@ void check(cudaError_t err, const char *what) {
                                cudaGetErrorName(err)));
 }
 
-namespace {
-
-// The driver's cuCtxGetCurrent / cuCtxSetCurrent, through the runtime's entry-point query
-// (the library does not link libcuda): a thread's current context, which may be none.
-// cudaGetDevice cannot tell "device 0" from "no context yet", and cudaSetDevice(0) creates
-// device 0's primary context (CUDA 12 and later), so a scope that restored the device
-// number would leave a context on device 0 in a thread, or a process, that never used it.
-struct CtxApi {
-    using Get = int (*)(void **);
-    using Set = int (*)(void *);
-    Get get = nullptr;
-    Set set = nullptr;
-};
-const CtxApi &ctx_api() {
-    static const CtxApi api = [] {
-        CtxApi a;
-        void *g = nullptr, *s = nullptr;
-        cudaDriverEntryPointQueryResult qg{}, qs{};
-        if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &g, 12000, cudaEnableDefault, &qg) == cudaSuccess &&
-            cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &s, 12000, cudaEnableDefault, &qs) == cudaSuccess &&
-            qg == cudaDriverEntryPointSuccess && qs == cudaDriverEntryPointSuccess && g && s) {
-            a.get = reinterpret_cast<CtxApi::Get>(g);
-            a.set = reinterpret_cast<CtxApi::Set>(s);
-        } else {
-            cudaGetLastError();
-        }
-        return a;
-    }();
-    return api;
-}
-
-}  // namespace
-
 DeviceScope::DeviceScope(int device) {
-    const CtxApi &api = ctx_api();
-    have_ctx_ = api.get && api.get(&previous_ctx_) == 0;
     check(cudaGetDevice(&previous_), "cudaGetDevice");
-    // Nothing to switch when the thread is on the device already (or has no context and
-    // the device is 0, where the runtime's first call would go anyway).
-    if (previous_ == device) return;
+    if (previous_ == device) {
+        previous_ = -1;  // nothing to restore: no context is touched on the way out
+        return;
+    }
     check(cudaSetDevice(device), "cudaSetDevice");
-    restore_ = true;
 }
 
+// (Open: a thread that had no context reports device 0 and is switched back to it, which
+// creates device 0's primary context. Restoring "no context" through the driver instead
+// would leave the runtime's device of the thread at `device`; a fix would make the
+// device's primary context current without cudaSetDevice, and needs two GPUs to test.)
 DeviceScope::~DeviceScope() {
-    if (!restore_) return;
-    // The context the thread had, or none; else (no entry points) the device number.
-    if (have_ctx_) {
-        if (ctx_api().set(previous_ctx_) != 0) cudaGetLastError();
-    } else if (cudaSetDevice(previous_) != cudaSuccess) {
-        cudaGetLastError();
-    }
+    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
 }
 
 Memory classify(const void *ptr, int *device) {

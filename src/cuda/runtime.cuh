@@ -14,8 +14,7 @@ namespace apairs::cuda {
 // Throws Error(DEVICE, or OUT_OF_MEMORY for allocation failures) naming `what`.
 void check(cudaError_t err, const char *what);
 
-// Makes `device` current for the scope and restores the caller's current context after
-// (or none, where the thread had none: no context is created on the device it reports).
+// Makes `device` current for the scope and restores the caller's device after.
 class DeviceScope {
 public:
     explicit DeviceScope(int device);
@@ -25,9 +24,6 @@ public:
 
 private:
     int previous_ = -1;
-    bool restore_ = false;      // switched: restore on the way out
-    void *previous_ctx_ = nullptr;  // the thread's current CUDA context before (null: none)
-    bool have_ctx_ = false;     // previous_ctx_ is known (the driver's entry points were found)
 };
 
 enum class Memory { Host, Device, Managed };

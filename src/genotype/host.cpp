@@ -283,7 +283,7 @@ void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t l
     }
     if (!(total > 0))
         fail(APAIRS_ERROR_INVALID_VALUE,
-             "packed: no variant is polymorphic among the founders: every weight would be 0");
+             "packed: every variant's called alleles among the founders are all A1 (f = 0): every weight would be 0");
     const double scale = (4294967296.0 - double(d)) / total;
     for (int64_t k = 0; k < d; ++k) weights[k] = uint32_t(raw[size_t(k)] * scale + 0.5);
 }

@@ -236,8 +236,9 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{64, 64, 8, 2116, true, false, true, true, 0, 0, 1.0, 0.0});
     // SoA 16 x 16 x 16 (the CUDA lane kernel: 32 consecutive elements a unit): more groups
     // than an H100's resident units take in one round (264 x 32 f32, 132 x 32 f64), the
-    // last group partial (20011 = 625 x 32 + 11), the stride off the 16-byte grid (its
-    // copies an entry at a time), A transposed, C column-major, beta read; and on the grid
+    // last group partial (20011 = 625 x 32 + 11), an odd stride (host arrays are staged
+    // with the chunk as the stride: odd where a chunk, or the last, is; its copies then an
+    // entry at a time), A transposed, C column-major, beta read; and on the 16-byte grid
     // with B transposed, beta = 0.
     cs.push_back(Case{16, 16, 16, 20011, true, false, true, false, 0, 0, -0.75, 0.5});
     cs.push_back(Case{16, 16, 16, 8452, false, true, true, true, 0, 0, 1.0, 0.0});

@@ -390,7 +390,7 @@ TEST_CASE("genotype: every bad argument gets its status, a message, and writes n
     std::vector<uint32_t> wout(37, 77);
     const char *mw = "apairs_genotype_missing_weights";
     expect(call([&] { return apairs_genotype_missing_weights(zpacked.data(), 5, 37, rb, nullptr, wout.data()); }),
-           APAIRS_ERROR_INVALID_VALUE, mw, "polymorphic");
+           APAIRS_ERROR_INVALID_VALUE, mw, "all A1 (f = 0)");
     expect(call([&] { return apairs_genotype_missing_weights(nullptr, 5, 37, rb, nullptr, wout.data()); }),
            APAIRS_ERROR_NULL_POINTER, mw, "packed");
     expect(call([&] { return apairs_genotype_missing_weights(zpacked.data(), 5, 37, rb, nullptr, nullptr); }),
