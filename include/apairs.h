@@ -19,6 +19,10 @@
  *   int32_t so that the ABI does not depend on the compiler's enum width.
  * - Handles are pointers to incomplete structs: type(c_ptr) in Fortran, c_void_p in
  *   ctypes. Destroying NULL is a no-op.
+ * - Every array an execute writes (D, C, y, out, B of the solves, A, ipiv and info of the
+ *   factorisations, the two-body and genotype outputs) must not overlap any other array
+ *   of the call, written or read, except where a function says so (B may be A). This is
+ *   not checked: overlapping arrays give unspecified results.
  *
  * Thread safety
  * - Version, status-string, last-error and apairs_cuda_device_count: any thread, any
