@@ -243,11 +243,11 @@ enum apairs_dtype_e {
  * sum overflows: every square or product (LP: |a_k - b_k|^p) at least 2^-126 (F32) or
  * 2^-1022 (F64) where nonzero, and the sums over the d dimensions (sum (a_k - b_k)^2,
  * sum |a_k b_k|, and for COSINE also |a|^2 and |b|^2) below 2^128 (F32) or 2^1024 (F64):
- * roughly d max_k |x_k|^2 < 2^128 (for F32, coordinates below 2^64 / sqrt(d)). Outside it
- * the result may be inf, NaN, or without meaning: L2 and SQEUCLIDEAN may give inf or lose
- * relative accuracy, COSINE may give NaN, or 1 where a norm overflows to inf (not an
- * error, and not within the bound), and COSINE treats a vector whose squared norm
- * underflows to 0 as all zeros. L1 and LINF have no lower limit and keep their bounds
+ * roughly d max_k |a_k - b_k|^2 < 2^128 (for F32, coordinates below 2^63 / sqrt(d)).
+ * Outside it the result may be inf, NaN, or without meaning: L2 and SQEUCLIDEAN may give
+ * inf or lose relative accuracy, COSINE may give NaN, or 1 where a norm overflows to inf
+ * (not an error, and not within the bound), and COSINE treats a vector whose squared
+ * norm underflows to 0 as all zeros. L1 and LINF have no lower limit and keep their bounds
  * while the result is finite (L1: while the sum stays below the largest finite number; a
  * difference |a_k - b_k| may itself overflow to inf); HAMMING has no limit.
  *

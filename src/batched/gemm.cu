@@ -1118,9 +1118,9 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
 // bytes in f64 (128 in f32), copied in whole 16-byte pieces (an entry at a time where
 // the pieces do not line up, or past the batch), and a warp's operand load is its 32
 // lanes' own values of one entry: two wavefronts (f64) without conflicts, one per fma
-// instruction at 4 x 4 sums, where the pipelined tiles' 16-byte loads took two. C goes out straight
-// from the sums, a warp's store the whole run of one entry. Each entry of C is summed
-// as the host engine does (fma over l = 0..k-1 in order, then alpha, beta).
+// instruction at 4 x 4 sums, where the pipelined tiles' 16-byte loads took two. C goes
+// out straight from the sums, a warp's store the whole run of one entry. Each entry of C
+// is summed as the host engine does (fma over l = 0..k-1 in order, then alpha, beta).
 template <class T, int N, int KS, int STAGES, int W>
 struct LaneShape {
     static constexpr int NW = W, S = W * 32;                 // warps and threads a unit
@@ -1156,10 +1156,10 @@ __global__ void PIPE_REGS(128) gemm_soa_lane_kernel(const Args<T> g) {
     const int en0 = loc / PPE, x = loc % PPE;
     const bool vec = g.a.vec && g.b.vec;
     const int ia = en0 / KS, la = en0 % KS, lb = en0 / N, jb = en0 % N;
-    int64_t in_round = 0, issued = 0;
+    int64_t in_round = 0;  // the next item to issue: slice in_s of round in_round
     int in_s = 0, in_buf = 0;
     auto issue = [&]() {
-        if (issued < items) {
+        if (in_round < rounds) {
             const int64_t grp = first + in_round * step + q, e = grp * 32 + x * V;
             if (grp < ngroups) {
                 T *const dst = sh + in_buf * UNIT + x * V + en0 * 32;
@@ -1184,7 +1184,6 @@ __global__ void PIPE_REGS(128) gemm_soa_lane_kernel(const Args<T> g) {
                         for (int y = 0; y < V && y < left; ++y) cp_async_one(d + y, src + y);
                 }
             }
-            ++issued;
             if (++in_s == SPG) {
                 in_s = 0;
                 ++in_round;
@@ -1296,6 +1295,11 @@ KernelSpec soa_lane_kernel() {
     k.unit_threads = L::S;
     k.unit_elements = 32;
     k.unit_shared = int64_t(STAGES) * L::UNIT * int64_t(sizeof(T));
+    k.why = fmt::format("SoA elements of {}x{}x{}: a lane an element, 32 consecutive elements a unit of {} warps, "
+                        "each warp a {}x{} block of their C (a warp's shared load is one entry of its 32 elements, "
+                        "a whole {}-byte run), A and B staged by cp.async in slices of {} dimensions, {} slices in "
+                        "flight",
+                        N, N, N, L::NW, L::RM, L::RN, 32 * int(sizeof(T)), KS, STAGES);
     return k;
 }
 
@@ -1465,16 +1469,8 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     // the bound, in 16 warps of 4 x 4 sums; f32 0.329-0.330 -> 0.289-0.293, in 8 warps of
     // 4 x 8, which f64 spills at 128 registers: 0.319-0.324).
     if (pb.c.soa && pb.a.soa && pb.b.soa && square && m == 16) {
-        if constexpr (D)
-            kn = soa_lane_kernel<T, 16, 2, 4, 16>();
-        else
-            kn = soa_lane_kernel<T, 16, 2, 4, 8>();
-        kn.why = fmt::format("SoA elements of 16x16x16: a lane an element, 32 consecutive elements a unit of {} "
-                             "warps, each warp a {}x{} block of their C (a warp's shared load is one entry of its 32 "
-                             "elements, a whole 256-byte run in f64), A and B staged by cp.async in slices of 2 "
-                             "dimensions, four slices in flight",
-                             kn.sub, 4, kn.sub >= 16 ? 4 : 8);
-        return kn;
+        if constexpr (D) return soa_lane_kernel<T, 16, 2, 4, 16>();
+        else return soa_lane_kernel<T, 16, 2, 4, 8>();
     }
     // (The pipelined kernels count their pairs of element group and C tile in int.)
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {

@@ -27,9 +27,11 @@ struct VecStrides {
 };
 VecStrides vec_strides(const Matrix &v) { return v.soa ? VecStrides{1, v.stride} : VecStrides{v.stride, 1}; }
 
+int64_t chunk_count(int64_t batch) { return (batch + kChunk - 1) / kChunk; }
+
 template <class F>
 void for_chunks(int64_t batch, int threads, F &&f) {
-    const int64_t chunks = (batch + kChunk - 1) / kChunk;
+    const int64_t chunks = chunk_count(batch);
 #pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t) f(t * kChunk, std::min(batch, (t + 1) * kChunk));
 }
@@ -59,8 +61,7 @@ void gemv_typed(const GemvProblem &pb, const T *A, const T *x, T *y, int threads
     // (every thread's sums before the region: an allocation that fails throws here)
     // (for_chunks' schedule(static, 1) gives chunk t to thread t % threads: none past the
     // chunk count)
-    const int64_t chunks = (pb.batch + kChunk - 1) / kChunk;
-    std::vector<std::vector<double>> sums(size_t(std::min<int64_t>(threads, chunks)),
+    std::vector<std::vector<double>> sums(size_t(std::min<int64_t>(threads, chunk_count(pb.batch))),
                                           std::vector<double>(static_cast<size_t>(rows)));
     for_chunks(pb.batch, threads, [&](int64_t e0, int64_t e1) {
         std::vector<double> &acc = sums[size_t(host::thread_index())];
