@@ -298,7 +298,8 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *
  *  HOST backend: A, B and D are host memory; the call returns when D is written.
  *  When the library was built with CUDA it asks the CUDA runtime about each pointer and
- *  refuses device memory (INVALID_POINTER); without CUDA it cannot tell.
+ *  refuses device memory (INVALID_POINTER); the question creates no CUDA context, nor
+ *  does anything else a HOST context, plan or execute does. Without CUDA it cannot tell.
  *
  *  CUDA backend: each of A, B, D may be device memory (cudaMalloc, managed) or host
  *  memory (pageable or pinned).

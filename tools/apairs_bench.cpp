@@ -151,7 +151,8 @@ Options:
                    elements): --backend host --suite batched --host-batch 1000000
                    --only 'gemm AoS float64' --only 'potrf AoS float64'
   --only S         run only the cases whose name or shape contains S (e.g. 'float64',
-                   'hamming', 'd=128'); may be given several times (any match)
+                   'hamming', 'd=128'); may be given several times (any match); S of
+                   parts joined by '&' matches where each part does ('gemm SoA&n=32 ')
   --cohort         add the genotype suite's cohort case (implies --suite genotype
                    unless --suite is given; --cohort --only cohort runs it alone)
   --reps N         repeats per case instead of the defaults
@@ -1602,8 +1603,15 @@ int main(int argc, char **argv) {
                run_stats = suite == "stats" || suite == "all", run_genotype = suite == "genotype" || suite == "all";
     auto keep = [&](const std::string &name, const std::string &shape) {
         bool k = only.empty();
-        for (const std::string &s : only)
-            k = k || name.find(s) != std::string::npos || shape.find(s) != std::string::npos;
+        const std::string both = name + " " + shape + " ";
+        for (const std::string &s : only) {
+            bool all = true;
+            for (size_t at = 0, amp; all && at <= s.size(); at = amp + 1) {
+                amp = std::min(s.find('&', at), s.size());
+                all = both.find(s.substr(at, amp - at)) != std::string::npos;
+            }
+            k = k || all;
+        }
         return k;
     };
     std::vector<Case> cases;

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = pack ]; then
   rm -rf .device/build && mkdir -p .device/build
-  for f in capi/libapairs.so.0 tests/test_api tests/test_core tools/apairs tools/apairs_bench; do
+  for f in capi/libapairs.so.0 tests/test_api tests/test_core tests/capi/host_no_context tools/apairs tools/apairs_bench; do
     mkdir -p ".device/build/$(dirname $f)"
     cp -L "build/$f" ".device/build/$f" && strip --strip-debug ".device/build/$f"
   done
@@ -51,6 +51,7 @@ tests=1; [[ " $* " == *" --no-tests "* ]] && tests=0
 if [ $tests = 1 ]; then
   suite gpu-api "$b/tests/test_api"
   suite gpu-core "$b/tests/test_core" '[cuda],[faults]'
+  suite host-no-context "$b/tests/capi/host_no_context"
   "$b/tools/apairs" -o "$out/D.npy" >"$out/demo.log" 2>&1
   note "demo rc=$?"
   cat "$out/demo.log"
@@ -137,14 +138,14 @@ elif [[ " $* " == *" --sanitize "* ]]; then
   for tool in memcheck racecheck initcheck synccheck; do
     (suite "$tool-api" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/test_api"
      printf '%s\n' "${summary[-1]}" >"$out/$tool-api.summary") &
-    (suite "$tool-core" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large],[faults]'
+    (suite "$tool-core" compute-sanitizer --tool "$tool" --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large]~[api-error],[faults]'
      printf '%s\n' "${summary[-1]}" >"$out/$tool-core.summary") &
   done
   wait
   for f in "$out"/*.summary; do note "$(cat "$f")"; done
 else
   suite memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$b/tests/test_api" '[pairwise],[batched]'
-  suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large]'
+  suite racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/test_core" '[cuda]~[large]~[api-error]'
   suite racecheck-batched compute-sanitizer --tool racecheck --error-exitcode 9 "$b/tests/test_api" '[batched]'
 fi
 printf '%s\n' "${summary[@]}"

@@ -129,9 +129,6 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
     }
     std::vector<Matrix> mats(static_cast<size_t>(count));
     std::vector<void *> ptrs(static_cast<size_t>(count));
-    // Clear an error left by earlier work (e.g. a failed call of the caller's), so that
-    // the checks of this call report this call.
-    cudaGetLastError();
     if (!any_host) {
         for (int k = 0; k < count; ++k) mats[size_t(k)] = ops[k].m, ptrs[size_t(k)] = const_cast<void *>(arrays[k]);
         launch(batch, mats.data(), ptrs.data(), caller);

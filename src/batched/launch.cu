@@ -93,7 +93,6 @@ void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const c
     check(cudaLaunchKernel(cfg.kernel, dim3(unsigned(cfg.grid)), dim3(unsigned(cfg.block_threads)), params,
                            size_t(cfg.dynamic_shared), static_cast<cudaStream_t>(stream)),
           what);
-    check(cudaGetLastError(), what);
 }
 
 }  // namespace apairs::batched

@@ -1216,7 +1216,6 @@ void queue(const CudaConfig &cfg, void *stream, int64_t batch, int64_t per_block
     check(cudaLaunchKernel(cfg.kernel, grid_for(cfg, batch, per_block), dim3(unsigned(cfg.block_threads)), params,
                            size_t(cfg.dynamic_shared), static_cast<cudaStream_t>(stream)),
           what);
-    check(cudaGetLastError(), what);
 }
 
 // Elements per block of the planned getrf kernel: cfg.group threads per element (1, the

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "common/error.hpp"
 
@@ -13,6 +14,21 @@ namespace apairs::cuda {
 
 // Throws Error(DEVICE, or OUT_OF_MEMORY for allocation failures) naming `what`.
 void check(cudaError_t err, const char *what);
+
+// kernel<<<grid, block, shared, stream>>>(args...), checked: cudaLaunchKernelEx returns
+// the launch's own error, so an error already pending in the runtime from an earlier
+// failed call (which cudaGetLastError would return) is neither reported as this launch's
+// nor cleared (tests/common/test_runtime.cpp).
+template <class... P, class... A>
+void launch(const char *what, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
+            A &&...args) {
+    cudaLaunchConfig_t c{};
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = shared;
+    c.stream = stream;
+    check(cudaLaunchKernelEx(&c, kernel, std::forward<A>(args)...), what);
+}
 
 // Makes `device` current for the scope and restores the caller's device after.
 class DeviceScope {
@@ -28,7 +44,8 @@ private:
 
 enum class Memory { Host, Device, Managed };
 
-// Where ptr lives; for Device, *device is its ordinal.
+// Where ptr lives; for Device, *device is its ordinal. (cudaPointerGetAttributes creates
+// no context: a host-backend call leaves the GPU alone, tests/capi/host_no_context.c.)
 Memory classify(const void *ptr, int *device);
 
 // The library's work-buffer pool of `device`, created on first use (hold_pool in

@@ -35,9 +35,6 @@ bool Staging::any_staged() const {
 }
 
 void Staging::stage() {
-    // Clear an error left by earlier work (e.g. a failed call of the caller's), so that
-    // the checks of this call report this call.
-    cudaGetLastError();
     started_ = true;
     for (Array &a : arrays_) {
         if (!a.host) continue;

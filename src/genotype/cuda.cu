@@ -595,8 +595,8 @@ void pack_cuda(int device, void *stream_ptr, const uint8_t *g, int64_t n, int64_
     const unsigned long long none = ~0ULL;
     unsigned long long found = none;
     check(cudaMemcpyAsync(first.get(), &none, sizeof none, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
-    find_bad<<<grid, 256, 0, stream>>>(g, n, d, ldg, missing_value, static_cast<unsigned long long *>(first.get()));
-    check(cudaGetLastError(), "genotype find_bad launch");
+    launch("genotype find_bad launch", find_bad, grid, 256, 0, stream, g, n, d, ldg, missing_value,
+           static_cast<unsigned long long *>(first.get()));
     check(cudaMemcpyAsync(&found, first.get(), sizeof found, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     if (found != none) {
@@ -606,8 +606,7 @@ void pack_cuda(int device, void *stream_ptr, const uint8_t *g, int64_t n, int64_
         fail(APAIRS_ERROR_INVALID_VALUE, "genotypes[{}][{}] = {}: expected 0, 1, 2 or missing_value = {}", i, k,
              int(v), missing_value);
     }
-    pack_bytes<<<grid, 256, 0, stream>>>(g, n, d, ldg, packed, ldp);
-    check(cudaGetLastError(), "genotype pack launch");
+    launch("genotype pack launch", pack_bytes, grid, 256, 0, stream, g, n, d, ldg, packed, ldp);
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
@@ -688,39 +687,35 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     dispatch(pb.metric, pb.missing, pb.num(), pb.half(), [&](auto m) {
         using M = decltype(m);
         auto convert = [&](const Staging::View &v, int64_t n, void *planes, uint32_t *rs, uint32_t *tm, uint32_t *wm) {
-            to_planes<<<grid_fill, 256, 0, stream>>>(static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw,
-                                                     static_cast<uint32_t *>(planes), rs, tm, wts, wm);
-            check(cudaGetLastError(), "genotype to_planes launch");
+            launch("genotype to_planes launch", to_planes, grid_fill, 256, 0, stream,
+                   static_cast<const uint8_t *>(v.ptr), v.pitch, n, pb.d, kw, static_cast<uint32_t *>(planes), rs, tm,
+                   wts, wm);
         };
         convert(a, pb.n1, planes_a.get(), rs_a, tm_a, wmiss_a);
         if (!same) convert(b, pb.n2, planes_b->get(), rs_b, tm_b, wmiss_b);
         const int64_t tiles_j = (pb.n2 + BN - 1) / BN, ntiles = tiles(pb, same);
         if (w) {
             auto mask = [&](const void *planes, int64_t n, int64_t ld, const uint32_t *tm, void *out) {
-                missing_masks<<<grid_fill, 256, 0, stream>>>(static_cast<const uint32_t *>(planes), n, pb.d, kw, ld,
-                                                             tm, static_cast<uint32_t *>(out));
-                check(cudaGetLastError(), "genotype missing_masks launch");
+                launch("genotype missing_masks launch", missing_masks, grid_fill, 256, 0, stream,
+                       static_cast<const uint32_t *>(planes), n, pb.d, kw, ld, tm, static_cast<uint32_t *>(out));
             };
             mask(planes_a.get(), pb.n1, ld_ma, tm_a, masks_a->get());
             if (!same) mask(planes_b->get(), pb.n2, ld_mb, tm_b, masks_b->get());
             const uint32_t *ma = static_cast<const uint32_t *>(masks_a->get());
             const uint32_t *mb = same ? ma : static_cast<const uint32_t *>(masks_b->get());
             const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * 3 * 8));
-            missing_both<<<grid, THREADS, kBothSmem, stream>>>(ma, ld_ma, pb.n1, mb, same ? ld_ma : ld_mb, pb.n2,
-                                                                pb.d, wts, tm_a, tm_b, static_cast<double *>(dd.ptr),
-                                                                dd.pitch / out, tiles_j, ntiles, same);
-            check(cudaGetLastError(), "genotype missing_both launch");
+            launch("genotype missing_both launch", missing_both, grid, THREADS, kBothSmem, stream, ma, ld_ma, pb.n1,
+                   mb, same ? ld_ma : ld_mb, pb.n2, pb.d, wts, tm_a, tm_b, static_cast<double *>(dd.ptr),
+                   dd.pitch / out, tiles_j, ntiles, same);
         }
         const uint32_t *pa = static_cast<const uint32_t *>(planes_a.get());
         const uint32_t *pbp = same ? pa : static_cast<const uint32_t *>(planes_b->get());
         const unsigned grid = unsigned(std::min<int64_t>(ntiles, int64_t(cfg.sm_count) * cfg.blocks_per_sm * 8));
         // Columns j, j + 1 (j even) in one store where every such pair is aligned.
         const bool pair_stores = reinterpret_cast<uintptr_t>(dd.ptr) % (2 * out) == 0 && dd.pitch % (2 * out) == 0;
-        genotype_mma<M><<<grid, THREADS, cfg.smem, stream>>>(
-            m, pa, pb.n1, pbp, pb.n2, kw, uint32_t(pb.d), rs_a, rs_b, tm_a, tm_b, wmiss_a, wmiss_b,
-            uint32_t(pb.weight_sum),
-            static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles, same, pair_stores);
-        check(cudaGetLastError(), "genotype kernel launch");
+        launch("genotype kernel launch", genotype_mma<M>, grid, THREADS, size_t(cfg.smem), stream, m, pa, pb.n1, pbp,
+               pb.n2, kw, uint32_t(pb.d), rs_a, rs_b, tm_a, tm_b, wmiss_a, wmiss_b, uint32_t(pb.weight_sum),
+               static_cast<typename M::out_t *>(dd.ptr), dd.pitch / out, tiles_j, ntiles, same, pair_stores);
     });
     st.finish();
 }

@@ -562,21 +562,20 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         auto rows_grid = [&](int64_t n) {
             return dim3(unsigned(std::min<int64_t>((dp + 255) / 256, 64)), unsigned(std::min<int64_t>(n, 65535)));
         };
-        centre_rows<<<rows_grid(n2), 256, 0, stream>>>(Bf, ldb, n2, d, Af, Bc, dp);
-        row_norms<<<unsigned(std::min<int64_t>((n2 + 7) / 8, 65535)), 256, 0, stream>>>(Bc, dp, n2, d, nb);
+        auto norms_grid = [](int64_t n) { return dim3(unsigned(std::min<int64_t>((n + 7) / 8, 65535))); };
+        launch("L2 GEMM: centring kernels", centre_rows, rows_grid(n2), 256, 0, stream, Bf, ldb, n2, d, Af, Bc, dp);
+        launch("L2 GEMM: centring kernels", row_norms<double>, norms_grid(n2), 256, 0, stream, Bc, dp, n2, d, nb);
         for (int64_t i0 = 0; i0 < pb.n1; i0 += R) {
             const int64_t rows = std::min(R, pb.n1 - i0);
-            centre_rows<<<rows_grid(rows), 256, 0, stream>>>(Af + i0 * lda, lda, rows, d, Af, Ac, dp);
-            row_norms<<<unsigned(std::min<int64_t>((rows + 7) / 8, 65535)), 256, 0, stream>>>(Ac, dp, rows, d, na);
-            check(cudaGetLastError(), "L2 GEMM: centring kernels");
+            launch("L2 GEMM: centring kernels", centre_rows, rows_grid(rows), 256, 0, stream, Af + i0 * lda, lda, rows,
+                   d, Af, Ac, dp);
+            launch("L2 GEMM: centring kernels", row_norms<double>, norms_grid(rows), 256, 0, stream, Ac, dp, rows, d,
+                   na);
             cfg.gemm->abt(stream, 8, rows, n2, dp, Ac, dp, Bc, dp, G, n2);
             const dim3 grid(unsigned(std::min<int64_t>((n2 + 255) / 256, 64)), unsigned(std::min<int64_t>(rows, 65535)));
             float *Dc = static_cast<float *>(dd.ptr) + i0 * ldd;
-            if (pb.metric == APAIRS_METRIC_L2)
-                l2_finish<true><<<grid, 256, 0, stream>>>(Dc, ldd, rows, n2, G, na, nb, tau, Af + i0 * lda, lda, Bf, ldb, d);
-            else
-                l2_finish<false><<<grid, 256, 0, stream>>>(Dc, ldd, rows, n2, G, na, nb, tau, Af + i0 * lda, lda, Bf, ldb, d);
-            check(cudaGetLastError(), "L2 GEMM: finish kernel");
+            launch("L2 GEMM: finish kernel", pb.metric == APAIRS_METRIC_L2 ? l2_finish<true> : l2_finish<false>, grid,
+                   256, 0, stream, Dc, ldd, rows, n2, G, na, nb, tau, Af + i0 * lda, lda, Bf, ldb, d);
         }
         st.finish();
         return;
@@ -593,14 +592,16 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 using T = decltype(zero);
                 T *na = static_cast<T *>(norms->get()), *nb = na + pb.n1;
                 const unsigned rows_blocks = unsigned(std::min<int64_t>((std::max(pb.n1, pb.n2) + 7) / 8, 65535));
-                row_norms<<<rows_blocks, 256, 0, stream>>>(static_cast<const T *>(a.ptr), a.pitch / in, pb.n1, pb.d, na);
-                row_norms<<<rows_blocks, 256, 0, stream>>>(static_cast<const T *>(b.ptr), b.pitch / in, pb.n2, pb.d, nb);
+                launch("cosine kernels", row_norms<T>, rows_blocks, 256, 0, stream, static_cast<const T *>(a.ptr),
+                       a.pitch / in, pb.n1, pb.d, na);
+                launch("cosine kernels", row_norms<T>, rows_blocks, 256, 0, stream, static_cast<const T *>(b.ptr),
+                       b.pitch / in, pb.n2, pb.d, nb);
                 const dim3 grid(unsigned(std::min<int64_t>((pb.n2 + 255) / 256, 64)),
                                 unsigned(std::min<int64_t>(pb.n1, 65535)));
-                cosine_finish<<<grid, 256, 0, stream>>>(static_cast<T *>(dd.ptr), dd.pitch / out, pb.n1, pb.n2, na, nb);
+                launch("cosine kernels", cosine_finish<T>, grid, 256, 0, stream, static_cast<T *>(dd.ptr),
+                       dd.pitch / out, pb.n1, pb.n2, na, nb);
             };
             if (pb.dtype == APAIRS_DTYPE_F32) run(0.0f); else run(0.0);
-            check(cudaGetLastError(), "cosine kernels");
         }
         st.finish();
         return;
@@ -638,8 +639,8 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         const int64_t lda = a.pitch / in, ldb = b.pitch / in, ldd = dd.pitch / out;
         auto transpose = [&](const T *x, int64_t ldx, int64_t n, T *xt, int64_t ldt) {
             const dim3 tgrid(unsigned(std::min<int64_t>(ldt / 32 + 1, 1024)), unsigned(std::min<int64_t>(dpad / 32, 1024)));
-            transpose_padded<T><<<tgrid, dim3(32, 8), 0, stream>>>(x, ldx, n, pb.d, xt, ldt, dpad);
-            check(cudaGetLastError(), "pairwise transpose launch");
+            launch("pairwise transpose launch", transpose_padded<T>, tgrid, dim3(32, 8), 0, stream, x, ldx, n, pb.d, xt,
+                   ldt, dpad);
         };
         const bool b_once = !share && cb >= pb.n2;  // B in one chunk: copied once
         if (b_once) transpose(B, ldb, pb.n2, bt, ldtb);
@@ -651,13 +652,12 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 if (!share && !b_once) transpose(B + j0 * ldb, ldb, cols, bt, ldtb);
                 const int64_t tiles_j = (cols + cfg.bn - 1) / cfg.bn, ntiles = (rows + cfg.bm - 1) / cfg.bm * tiles_j;
                 const dim3 grid(unsigned(std::min<int64_t>(ntiles, std::min<int64_t>(cfg.grid, 0x7fffffff))));
-                tile_kernel<M, O>(pb)<<<grid, block, cfg.dynamic_shared, stream>>>(
-                    m, at, ldta, bt, ldtb, rows, cols, pb.d, O{static_cast<Out *>(dd.ptr) + i0 * ldd + j0, ldd},
-                    tiles_j, ntiles);
+                launch("pairwise kernel launch", tile_kernel<M, O>(pb), grid, block, size_t(cfg.dynamic_shared), stream,
+                       m, at, ldta, bt, ldtb, rows, cols, pb.d, O{static_cast<Out *>(dd.ptr) + i0 * ldd + j0, ldd},
+                       tiles_j, ntiles);
             }
         }
     });
-    check(cudaGetLastError(), "pairwise kernel launch");
     st.finish();
 }
 

@@ -879,13 +879,12 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         with_knn(pb, [&](auto m, auto dc, auto kc) {
             using M = decltype(m);
             using T = typename M::in_t;
-            knn_kernel<M, decltype(dc)::value, decltype(kc)::value>
-                <<<unsigned(cfg.grid), KT, size_t(cfg.shared), stream>>>(
-                    m, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
-                    pb.pw.n1, pb.pw.n2, pb.pw.d, pb.autopairs, int(pb.k), static_cast<int64_t *>(vi.ptr),
-                    static_cast<typename M::out_t *>(vd.ptr));
+            launch("kNN kernel launch", knn_kernel<M, decltype(dc)::value, decltype(kc)::value>,
+                   unsigned(cfg.grid), KT, size_t(cfg.shared), stream, m, static_cast<const T *>(a.ptr),
+                   a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in, pb.pw.n1, pb.pw.n2, pb.pw.d,
+                   pb.autopairs, int(pb.k), static_cast<int64_t *>(vi.ptr),
+                   static_cast<typename M::out_t *>(vd.ptr));
         });
-        check(cudaGetLastError(), "kNN kernel launch");
         st.finish();
         return;
     }
@@ -914,8 +913,10 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     void *thr = base + size_t(slots) * 24 + 16;
     check(cudaMemsetAsync(base, 0, size_t(slots) * 24 + 16, stream), "cudaMemsetAsync");
     if (weighted) {
-        check_weights<<<64, 256, 0, stream>>>(static_cast<const double *>(st.view(wa_slot).ptr), pb.pw.n1, bad);
-        check_weights<<<64, 256, 0, stream>>>(static_cast<const double *>(st.view(wb_slot).ptr), pb.pw.n2, bad);
+        launch("two-body check_weights launch", check_weights, 64, 256, 0, stream,
+               static_cast<const double *>(st.view(wa_slot).ptr), pb.pw.n1, bad);
+        launch("two-body check_weights launch", check_weights, 64, 256, 0, stream,
+               static_cast<const double *>(st.view(wb_slot).ptr), pb.pw.n2, bad);
     }
     // Tiles of S = TB * rows points (the kernel this execute runs).
     const int fast = weighted ? int(kFastNone) : cfg.fast;
@@ -979,19 +980,18 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 reinterpret_cast<const void *>(
                     &reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>),
                 shared);
-            reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>
-                <<<unsigned(cfg.grid), TB, size_t(shared), stream>>>(
-                    m, box, static_cast<const T *>(a.ptr), a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
-                    weighted ? static_cast<const double *>(st.view(wa_slot).ptr) : nullptr,
-                    weighted ? static_cast<const double *>(st.view(wb_slot).ptr) : nullptr, pb.pw.n1, pb.pw.n2,
-                    pb.pw.d, pb.autopairs, tiles_j, ntiles, flush_tiles, r);
+            launch("two-body kernel launch",
+                   reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>,
+                   unsigned(cfg.grid), TB, size_t(shared), stream, m, box, static_cast<const T *>(a.ptr),
+                   a.pitch / in, static_cast<const T *>(b.ptr), b.pitch / in,
+                   weighted ? static_cast<const double *>(st.view(wa_slot).ptr) : nullptr,
+                   weighted ? static_cast<const double *>(st.view(wb_slot).ptr) : nullptr, pb.pw.n1, pb.pw.n2,
+                   pb.pw.d, pb.autopairs, tiles_j, ntiles, flush_tiles, r);
         });
         // (host_thr may go now: a copy from pageable memory has read it when it returns.)
     });
-    check(cudaGetLastError(), "two-body kernel launch");
-    finish_kernel<<<1, 256, 0, stream>>>(mode, slots, nout, gcount, glo, ghi, static_cast<int64_t *>(vc.ptr),
-                                         weighted ? static_cast<double *>(st.view(s_slot).ptr) : nullptr, bad);
-    check(cudaGetLastError(), "two-body finish kernel launch");
+    launch("two-body finish kernel launch", finish_kernel, 1, 256, 0, stream, mode, slots, nout, gcount, glo, ghi,
+           static_cast<int64_t *>(vc.ptr), weighted ? static_cast<double *>(st.view(s_slot).ptr) : nullptr, bad);
     if (weighted) {
         int flag = 0;
         check(cudaMemcpyAsync(&flag, bad, sizeof flag, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");

@@ -1,0 +1,178 @@
+/* The HOST backend of a CUDA build leaves the GPU alone (apairs.h, apairs_plan_execute):
+ * no CUDA context is created by creating a host context, planning, or executing any
+ * family on host arrays, which a context would cost (hundreds of MiB of device memory
+ * and the driver's start-up) on every GPU machine. Checked through the CUDA driver,
+ * loaded here with dlopen: no context current on this thread and no device's primary
+ * context active after each step; then a CUDA plan, whose context the check must see. Exits 77 (skipped) without a CUDA driver or device,
+ * and on a build without CUDA, which cannot create one. A fresh process: the test
+ * suites' CUDA cases create contexts. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apairs.h"
+
+typedef int (*cu_init_t)(unsigned);
+typedef int (*cu_count_t)(int *);
+typedef int (*cu_device_get_t)(int *, int);
+typedef int (*cu_primary_state_t)(int, unsigned *, int *);
+typedef int (*cu_ctx_current_t)(void **);
+
+static cu_count_t cu_count;
+static cu_device_get_t cu_device_get;
+static cu_primary_state_t cu_primary_state;
+static cu_ctx_current_t cu_ctx_current;
+static int failures;
+
+/* Counts a failure when a context exists that the driver shows this thread after `step`. */
+static void expect_no_context(const char *step) {
+    void *current = NULL;
+    int n = 0, active = 0;
+    if (cu_ctx_current(&current) != 0 || current != NULL) {
+        fprintf(stderr, "FAILED: a CUDA context is current after %s\n", step);
+        ++failures;
+        return;
+    }
+    if (cu_count(&n) != 0) n = 0;
+    for (int i = 0; i < n; ++i) {
+        int dev = 0;
+        unsigned flags = 0;
+        if (cu_device_get(&dev, i) == 0 && cu_primary_state(dev, &flags, &active) == 0 && active) {
+            fprintf(stderr, "FAILED: device %d's primary context is active after %s\n", i, step);
+            ++failures;
+            return;
+        }
+    }
+    printf("ok: no CUDA context after %s\n", step);
+}
+
+static int check(apairs_status_t s, const char *what) {
+    if (s == APAIRS_SUCCESS) return 0;
+    fprintf(stderr, "FAILED: %s: %s: %s\n", what, apairs_status_string(s), apairs_last_error());
+    ++failures;
+    return 1;
+}
+
+int main(void) {
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) {
+        printf("skipped: no CUDA driver (libcuda.so.1)\n");
+        return 77;
+    }
+    const cu_init_t cu_init = (cu_init_t)(uintptr_t)dlsym(cuda, "cuInit");
+    cu_count = (cu_count_t)(uintptr_t)dlsym(cuda, "cuDeviceGetCount");
+    cu_device_get = (cu_device_get_t)(uintptr_t)dlsym(cuda, "cuDeviceGet");
+    cu_primary_state = (cu_primary_state_t)(uintptr_t)dlsym(cuda, "cuDevicePrimaryCtxGetState");
+    cu_ctx_current = (cu_ctx_current_t)(uintptr_t)dlsym(cuda, "cuCtxGetCurrent");
+    int devices = 0;
+    if (!cu_init || !cu_count || !cu_device_get || !cu_primary_state || !cu_ctx_current || cu_init(0) != 0 ||
+        cu_count(&devices) != 0 || devices == 0) {
+        printf("skipped: no CUDA device\n");
+        return 77;
+    }
+    if (!strstr(apairs_version_string(), "cuda")) {
+        printf("skipped: a build without CUDA (%s)\n", apairs_version_string());
+        return 77;
+    }
+    expect_no_context("cuInit");
+
+    int32_t count = 0;
+    check(apairs_cuda_device_count(&count), "apairs_cuda_device_count");
+    apairs_context_t ctx = NULL;
+    if (check(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0), "apairs_context_create")) return 1;
+    expect_no_context("apairs_cuda_device_count and apairs_context_create(HOST)");
+
+    enum { N1 = 5, N2 = 3, D = 7, B = 3, N = 4 };
+    double a[N1 * D], b[N2 * D], dist[N1 * N2];
+    for (int k = 0; k < N1 * D; ++k) a[k] = (k * 37 % 101) / 50.0 - 1.0;
+    for (int k = 0; k < N2 * D; ++k) b[k] = (k * 53 % 97) / 48.0 - 1.0;
+    apairs_plan_t plan = NULL;
+    if (!check(apairs_plan_create_pairwise(&plan, ctx, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, N1, N2, D, D, D, N2),
+               "apairs_plan_create_pairwise")) {
+        check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute");
+        apairs_plan_destroy(plan);
+    }
+    expect_no_context("a pairwise plan and execute");
+
+    /* Batched: gemm, and potrf / getrf on SPD elements (diagonally dominant). */
+    double ga[B * N * N], gb[B * N * N], gc[B * N * N];
+    int32_t info[B], ipiv[B * N];
+    for (int k = 0; k < B * N * N; ++k) {
+        ga[k] = (k * 29 % 31) / 16.0 - 1.0;
+        gb[k] = (k * 17 % 23) / 12.0 - 1.0;
+    }
+    if (!check(apairs_plan_create_gemm_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                               APAIRS_ORDER_ROW_MAJOR, APAIRS_OP_N, APAIRS_OP_T, N, N, N, 1.0, 0.0,
+                                               N, N * N, N, N * N, N, N * N, B),
+               "apairs_plan_create_gemm_batched")) {
+        check(apairs_plan_execute_gemm(plan, ga, gb, gc), "apairs_plan_execute_gemm");
+        apairs_plan_destroy(plan);
+    }
+    for (int e = 0; e < B; ++e)
+        for (int i = 0; i < N; ++i)
+            for (int j = 0; j < N; ++j) gc[e * N * N + i * N + j] = i == j ? N + 1.0 + e : 0.5 / (1 + i + j);
+    memcpy(ga, gc, sizeof ga);
+    if (!check(apairs_plan_create_potrf_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_SOA,
+                                                APAIRS_ORDER_COL_MAJOR, APAIRS_UPLO_LOWER, N, N, B, B),
+               "apairs_plan_create_potrf_batched")) {
+        check(apairs_plan_execute_potrf(plan, gc, info), "apairs_plan_execute_potrf");
+        apairs_plan_destroy(plan);
+    }
+    if (!check(apairs_plan_create_getrf_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                APAIRS_ORDER_ROW_MAJOR, N, N, N * N, B),
+               "apairs_plan_create_getrf_batched")) {
+        check(apairs_plan_execute_getrf(plan, ga, ipiv, info), "apairs_plan_execute_getrf");
+        apairs_plan_destroy(plan);
+    }
+    expect_no_context("batched gemm, potrf and getrf plans and executes");
+
+    /* Two-body: pair counts within two radii. */
+    const double radii[2] = {0.5, 2.0};
+    int64_t counts[2];
+    if (!check(apairs_plan_create_pair_counts(&plan, ctx, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64,
+                                              N1, N2, D, D, D, 2, radii, 0, NULL),
+               "apairs_plan_create_pair_counts")) {
+        check(apairs_plan_execute_pair_counts(plan, a, b, counts), "apairs_plan_execute_pair_counts");
+        apairs_plan_destroy(plan);
+    }
+    expect_no_context("a pair-count plan and execute");
+
+    /* Genotypes: pack (which asks where its arrays live), then IBS between the rows. */
+    enum { GN = 6, GD = 13, GLD = (GD + 3) / 4 };
+    uint8_t g[GN * GD], packed[GN * GLD];
+    double ibs[GN * GN];
+    for (int k = 0; k < GN * GD; ++k) g[k] = (uint8_t)(k * 7 % 3);
+    check(apairs_genotype_pack(ctx, g, GN, GD, GD, 9, packed, GLD), "apairs_genotype_pack");
+    if (!check(apairs_plan_create_genotype(&plan, ctx, APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_FLAT, GN, GN, GD,
+                                           GLD, GLD, GN, NULL),
+               "apairs_plan_create_genotype")) {
+        check(apairs_plan_execute_genotype(plan, packed, packed, ibs), "apairs_plan_execute_genotype");
+        apairs_plan_destroy(plan);
+    }
+    expect_no_context("apairs_genotype_pack and a genotype plan and execute");
+
+    apairs_context_destroy(ctx);
+    expect_no_context("apairs_context_destroy");
+
+    /* The probe itself: a CUDA plan creates device 0's primary context, and it must be seen. */
+    if (!check(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0), "apairs_context_create(CUDA)")) {
+        if (!check(apairs_plan_create_pairwise(&plan, ctx, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, N1, N2, D, D, D,
+                                               N2),
+                   "apairs_plan_create_pairwise (CUDA)")) {
+            unsigned flags = 0;
+            int dev = 0, active = 0;
+            if (cu_device_get(&dev, 0) != 0 || cu_primary_state(dev, &flags, &active) != 0 || !active) {
+                fprintf(stderr, "FAILED: a CUDA plan left device 0's primary context inactive: the probe sees "
+                                "nothing\n");
+                ++failures;
+            } else {
+                printf("ok: a CUDA plan's context is seen\n");
+            }
+            apairs_plan_destroy(plan);
+        }
+        apairs_context_destroy(ctx);
+    }
+    printf("%s\n", failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}
