@@ -298,8 +298,9 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *
  *  HOST backend: A, B and D are host memory; the call returns when D is written.
  *  When the library was built with CUDA it asks the CUDA runtime about each pointer and
- *  refuses device memory (INVALID_POINTER); the question creates no CUDA context, nor
- *  does anything else a HOST context, plan or execute does. Without CUDA it cannot tell.
+ *  refuses device memory (INVALID_POINTER); the question initialises the CUDA driver but
+ *  creates no CUDA context (tested with CUDA 13.0), and nothing else a HOST context, plan
+ *  or execute does touches CUDA. Without CUDA it cannot tell.
  *
  *  CUDA backend: each of A, B, D may be device memory (cudaMalloc, managed) or host
  *  memory (pageable or pinned).

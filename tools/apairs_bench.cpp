@@ -150,9 +150,10 @@ Options:
                    10000); the host target (gemm and potrf float64, n = 8, 10^6
                    elements): --backend host --suite batched --host-batch 1000000
                    --only 'gemm AoS float64' --only 'potrf AoS float64'
-  --only S         run only the cases whose name or shape contains S (e.g. 'float64',
-                   'hamming', 'd=128'); may be given several times (any match); S of
-                   parts joined by '&' matches where each part does ('gemm SoA&n=32 ')
+  --only S         run only the cases whose "name shape " (the two joined by a space,
+                   a space after) contains S (e.g. 'float64', 'hamming', 'd=128'); may
+                   be given several times (any match); S of parts joined by '&' matches
+                   where each part does ('gemm SoA&n=32 ')
   --cohort         add the genotype suite's cohort case (implies --suite genotype
                    unless --suite is given; --cohort --only cohort runs it alone)
   --reps N         repeats per case instead of the defaults

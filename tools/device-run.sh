@@ -44,7 +44,7 @@ suite() {  # name, then the command
   local name=$1; shift
   APAIRS_TEST_BACKEND=cuda "$@" >"$out/$name.log" 2>&1
   local rc=$?
-  note "$name rc=$rc: $(grep -E 'test cases|All tests passed|ERROR SUMMARY' "$out/$name.log" | tail -1)"
+  note "$name rc=$rc: $(grep -E 'test cases|All tests passed|ERROR SUMMARY|^passed|^FAILED|^skipped' "$out/$name.log" | tail -1)"
   [ $rc -eq 0 ] || tail -60 "$out/$name.log"
 }
 tests=1; [[ " $* " == *" --no-tests "* ]] && tests=0

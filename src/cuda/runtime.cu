@@ -13,7 +13,7 @@ namespace apairs::cuda {
 
 void check(cudaError_t err, const char *what) {
     if (err == cudaSuccess) return;
-    cudaGetLastError();  // clear a non-sticky error so later calls start clean
+    cudaGetLastError();  // clear the error this failure left in the runtime (non-sticky ones)
     const apairs_status_t s =
         err == cudaErrorMemoryAllocation ? APAIRS_ERROR_OUT_OF_MEMORY : APAIRS_ERROR_DEVICE;
     throw Error(s, fmt::format("{} failed: {} ({})", what, cudaGetErrorString(err),

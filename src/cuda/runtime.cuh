@@ -15,6 +15,8 @@ namespace apairs::cuda {
 // Throws Error(DEVICE, or OUT_OF_MEMORY for allocation failures) naming `what`.
 void check(cudaError_t err, const char *what);
 
+static_assert(CUDART_VERSION >= 12000, "libapairs needs CUDA 12 or later (cudaLaunchKernelEx, memory pools)");
+
 // kernel<<<grid, block, shared, stream>>>(args...), checked: cudaLaunchKernelEx returns
 // the launch's own error, so an error already pending in the runtime from an earlier
 // failed call (which cudaGetLastError would return) is neither reported as this launch's
@@ -71,12 +73,12 @@ private:
     cudaStream_t stream_;
 };
 
-// Copies `rows` rows of `width` bytes between pitched arrays, asynchronously.
 // Raises `kernel`'s dynamic shared-memory limit to `bytes` where it is lower. The limit
 // belongs to the kernel on the current device, not to a plan: a plan that set it at
 // planning time may find it lowered by another plan of the same kernel since.
 void ensure_dynamic_shared(const void *kernel, int64_t bytes);
 
+// Copies `rows` rows of `width` bytes between pitched arrays, asynchronously.
 void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
                int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what);
 

@@ -109,20 +109,35 @@ int main(void) {
         check(apairs_plan_execute_gemm(plan, ga, gb, gc), "apairs_plan_execute_gemm");
         apairs_plan_destroy(plan);
     }
+    /* potrf's elements SoA column-major (entry (i, j) of element e at (i + j N) B + e), getrf's
+     * AoS row-major: the same symmetric, diagonally dominant matrices. */
     for (int e = 0; e < B; ++e)
         for (int i = 0; i < N; ++i)
-            for (int j = 0; j < N; ++j) gc[e * N * N + i * N + j] = i == j ? N + 1.0 + e : 0.5 / (1 + i + j);
-    memcpy(ga, gc, sizeof ga);
+            for (int j = 0; j < N; ++j) {
+                const double x = i == j ? N + 1.0 + e : 0.5 / (1 + i + j);
+                gc[(i + j * N) * B + e] = x;
+                ga[e * N * N + i * N + j] = x;
+            }
     if (!check(apairs_plan_create_potrf_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_SOA,
                                                 APAIRS_ORDER_COL_MAJOR, APAIRS_UPLO_LOWER, N, N, B, B),
                "apairs_plan_create_potrf_batched")) {
-        check(apairs_plan_execute_potrf(plan, gc, info), "apairs_plan_execute_potrf");
+        if (!check(apairs_plan_execute_potrf(plan, gc, info), "apairs_plan_execute_potrf"))
+            for (int e = 0; e < B; ++e)
+                if (info[e] != 0) {
+                    fprintf(stderr, "FAILED: potrf element %d: info %d on an SPD matrix\n", e, (int)info[e]);
+                    ++failures;
+                }
         apairs_plan_destroy(plan);
     }
     if (!check(apairs_plan_create_getrf_batched(&plan, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
                                                 APAIRS_ORDER_ROW_MAJOR, N, N, N * N, B),
                "apairs_plan_create_getrf_batched")) {
-        check(apairs_plan_execute_getrf(plan, ga, ipiv, info), "apairs_plan_execute_getrf");
+        if (!check(apairs_plan_execute_getrf(plan, ga, ipiv, info), "apairs_plan_execute_getrf"))
+            for (int e = 0; e < B; ++e)
+                if (info[e] != 0) {
+                    fprintf(stderr, "FAILED: getrf element %d: info %d on a nonsingular matrix\n", e, (int)info[e]);
+                    ++failures;
+                }
         apairs_plan_destroy(plan);
     }
     expect_no_context("batched gemm, potrf and getrf plans and executes");

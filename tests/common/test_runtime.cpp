@@ -1,7 +1,9 @@
 // The shared CUDA launch and staging pieces (src/cuda/runtime.*, staging.cu; tagged
 // [cuda], run by suite gpu): every kernel launch is checked by its own status
 // (cuda::launch, cudaLaunchKernel), so an error already pending in the runtime from an
-// earlier failed call is neither reported by an execute as its own nor cleared by it.
+// earlier failed call is neither reported by an execute as its own nor cleared by it:
+// every family, device-resident arrays (queued) and host ones (staged, for the batched
+// family in chunks over streams).
 // This binary shares one CUDA runtime with the library, so the error set here is the one
 // the library's runtime sees.
 #include <cuda_runtime.h>
@@ -40,6 +42,8 @@ TEST_CASE("an error pending in the CUDA runtime is neither reported by an execut
     REQUIRE(cudaSetDevice(0) == cudaSuccess);
     apairs_context_t ctx = nullptr;
     REQUIRE(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0) == APAIRS_SUCCESS);
+    // Batched host arrays staged in chunks of a few elements, over the staging streams.
+    REQUIRE(apairs_context_set_option(ctx, APAIRS_OPTION_STAGING_BYTES, 16384) == APAIRS_SUCCESS);
     const int64_t n1 = 37, n2 = 29, d = 19, n = 8, batch = 67, gd = 45, gl = (gd + 3) / 4;
     std::vector<float> a(size_t(n1 * d)), b(size_t(n2 * d)), dist(size_t(n1 * n2), -1.0f);
     for (size_t k = 0; k < a.size(); ++k) a[k] = float((k * 37 % 101) / 50.0 - 1.0);
@@ -52,7 +56,8 @@ TEST_CASE("an error pending in the CUDA runtime is neither reported by an execut
     std::vector<double> gdist(size_t(n1 * n1));
     std::vector<int64_t> counts(8), idx(size_t(n1 * 3));
     std::vector<double> sums(8);
-    float *da = device_copy(a), *db = device_copy(b);
+    float *da = device_copy(a), *db = device_copy(b), *dd = device_copy(dist);
+    uint8_t *dgeno = device_copy(geno), *dpacked = device_copy(packed);
     const double radii[2] = {1.0, 2.5};
 
     struct Op {
@@ -66,20 +71,25 @@ TEST_CASE("an error pending in the CUDA runtime is neither reported by an execut
              return apairs_plan_create_pairwise(p, ctx, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, n2);
          },
          [&](apairs_plan_t p) { return apairs_plan_execute(p, da, db, dist.data()); }},
+        {"pairwise L1, all three on the device (queued, nothing staged)",
+         [&](apairs_plan_t *p) {
+             return apairs_plan_create_pairwise(p, ctx, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, n2);
+         },
+         [&](apairs_plan_t p) { return apairs_plan_execute(p, da, db, dd); }},
         {"pairwise COSINE (cuBLAS, norms and finish kernels)",
          [&](apairs_plan_t *p) {
              return apairs_plan_create_pairwise(p, ctx, APAIRS_METRIC_COSINE, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d,
                                                 n2);
          },
          [&](apairs_plan_t p) { return apairs_plan_execute(p, a.data(), b.data(), dist.data()); }},
-        {"batched gemm, host arrays (chunked staging)",
+        {"batched gemm, host arrays (staged in chunks)",
          [&](apairs_plan_t *p) {
              return apairs_plan_create_gemm_batched(p, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
                                                     APAIRS_ORDER_ROW_MAJOR, APAIRS_OP_N, APAIRS_OP_T, n, n, n, 1.0,
                                                     0.0, n, n * n, n, n * n, n, n * n, batch);
          },
          [&](apairs_plan_t p) { return apairs_plan_execute_gemm(p, ga.data(), ga.data(), gc.data()); }},
-        {"batched getrf, host arrays",
+        {"batched getrf, host arrays (staged in chunks)",
          [&](apairs_plan_t *p) {
              return apairs_plan_create_getrf_batched(p, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_SOA,
                                                      APAIRS_ORDER_COL_MAJOR, n, n, batch, batch);
@@ -116,9 +126,15 @@ TEST_CASE("an error pending in the CUDA runtime is neither reported by an execut
          },
          [&](apairs_plan_t p) { return apairs_plan_execute_genotype(p, packed.data(), packed.data(), gdist.data()); }},
     };
+    // Packing on the device (its check and pack kernels), then on the host for the plans.
     leave_error_pending();
-    CHECK(apairs_genotype_pack(ctx, geno.data(), n1, gd, gd, 9, packed.data(), gl) == APAIRS_SUCCESS);
+    {
+        const apairs_status_t s = apairs_genotype_pack(ctx, dgeno, n1, gd, gd, 9, dpacked, gl);
+        INFO(apairs_last_error());
+        CHECK(s == APAIRS_SUCCESS);
+    }
     CHECK(cudaGetLastError() == cudaErrorMemoryAllocation);
+    CHECK(apairs_genotype_pack(ctx, geno.data(), n1, gd, gd, 9, packed.data(), gl) == APAIRS_SUCCESS);
     for (const Op &op : ops) {
         INFO(op.name);
         apairs_plan_t plan = nullptr;
@@ -132,7 +148,8 @@ TEST_CASE("an error pending in the CUDA runtime is neither reported by an execut
         CHECK(cudaGetLastError() == cudaSuccess);
         apairs_plan_destroy(plan);
     }
-    REQUIRE(cudaFree(da) == cudaSuccess);
-    REQUIRE(cudaFree(db) == cudaSuccess);
+    for (void *p : {static_cast<void *>(da), static_cast<void *>(db), static_cast<void *>(dd),
+                    static_cast<void *>(dgeno), static_cast<void *>(dpacked)})
+        REQUIRE(cudaFree(p) == cudaSuccess);
     apairs_context_destroy(ctx);
 }
