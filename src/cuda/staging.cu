@@ -36,6 +36,8 @@ bool Staging::any_staged() const {
 
 void Staging::stage() {
     started_ = true;
+    for (Array &a : arrays_)
+        if (a.host && a.output) a.copy_out = fmt::format("copy {} to the host", a.name);
     for (Array &a : arrays_) {
         if (!a.host) continue;
         a.buffer = std::make_unique<StreamBuffer>(size_t(a.rows) * size_t(a.width), stream_);
@@ -54,7 +56,7 @@ void Staging::finish(bool wait) {
     for (Array &a : arrays_)
         if (a.host && a.output)
             copy_rows(a.user, a.pitch, a.buffer->get(), a.width, a.width, a.rows, cudaMemcpyDeviceToHost, stream_,
-                      fmt::format("copy {} to the host", a.name).c_str());
+                      a.copy_out.c_str());
     const bool staged = any_staged();
     for (Array &a : arrays_) a.buffer.reset();
     finished_ = true;

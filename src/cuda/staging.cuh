@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda/runtime.cuh"
@@ -39,7 +40,9 @@ public:
     // An array the kernel writes (read_first: reads too, e.g. C with beta != 0).
     int out(void *p, int64_t rows, int64_t width, int64_t pitch, const char *name, bool read_first = false);
 
-    void stage();                 // allocate buffers, queue the copies in
+    // Allocate buffers, queue the copies in. Every allocation of the staging is made here,
+    // so that a failed one (OUT_OF_MEMORY) comes before any output is written.
+    void stage();
     View view(int slot) const;    // after stage()
     // Queue the copies out; when anything was staged, wait for the stream (wait = false:
     // the caller synchronizes the stream itself before the host arrays are used).
@@ -54,6 +57,7 @@ private:
         int64_t rows, width, pitch;
         bool host, output, read_first;
         std::unique_ptr<StreamBuffer> buffer;
+        std::string copy_out;  // the copy out's name in errors, formatted by stage(): finish() allocates nothing
     };
     int declare(void *p, int64_t rows, int64_t width, int64_t pitch, const char *name, bool output,
                 bool read_first);

@@ -229,3 +229,173 @@ TEST_CASE("every allocation that fails gives OUT_OF_MEMORY, writes nothing and l
     CHECK(__lsan_do_recoverable_leak_check() == 0);
 #endif
 }
+
+// The other families' plans and executes, and the batched factorisations: each plan's
+// creation, then its execute on host arrays (the host engines' per-thread scratch, had
+// before their parallel regions; CUDA's staging and work buffers) with every output
+// poisoned and left so by each failure.
+TEST_CASE("two-body, genotype and factorisation calls: every failed allocation gives OUT_OF_MEMORY and writes "
+          "nothing",
+          "[faults]") {
+    const int32_t backend = test::backend();
+    apairs_context_t ctx = nullptr;
+    REQUIRE(apairs_context_create(&ctx, backend, 0) == APAIRS_SUCCESS);
+    REQUIRE(apairs_context_set_option(ctx, APAIRS_OPTION_HOST_THREADS, 2) == APAIRS_SUCCESS);
+    // Plans created with every allocation failing in turn; the last (successful) one kept.
+    auto plan_sweep = [](const std::string &what, auto create) {
+        apairs_plan_t plan = kPlanSentinel;
+        CHECK(sweep(what, [&] { return create(&plan); }, [&] { CHECK(plan == kPlanSentinel); }, false) >= 1);
+        REQUIRE(plan != kPlanSentinel);
+        return plan;
+    };
+
+    // Two-body: n points in the unit cube, d = 3.
+    const int64_t n1 = 157, n2 = 131, d = 3;
+    std::vector<double> A(size_t(n1 * d)), B(size_t(n2 * d)), wa(size_t(n1), 0.5);
+    for (size_t k = 0; k < A.size(); ++k) A[k] = double((k * 7919) % 1009) / 1009.0;
+    for (size_t k = 0; k < B.size(); ++k) B[k] = double((k * 104729) % 997) / 997.0;
+    for (size_t k = 0; k < wa.size(); ++k) wa[k] = 0.25 + double(k % 5);
+    const double radii[3] = {0.05, 0.2, 0.45}, box[3] = {1.0, 1.0, 1.0};
+    struct Counts {
+        const char *name;
+        int32_t pairs;
+        const double *box;
+    };
+    // (no box: the host's cell list; a periodic box: its brute force with minimum images)
+    for (const Counts &c : {Counts{"pair counts, CROSS", APAIRS_PAIRS_CROSS, nullptr},
+                            Counts{"pair counts, AUTO, periodic box", APAIRS_PAIRS_AUTO, box}}) {
+        const bool cross = c.pairs == APAIRS_PAIRS_CROSS;
+        apairs_plan_t plan = plan_sweep(std::string("apairs_plan_create_pair_counts ") + c.name, [&](apairs_plan_t *p) {
+            return apairs_plan_create_pair_counts(p, ctx, c.pairs, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, n1,
+                                                  cross ? n2 : 0, d, d, cross ? d : 0, 3, radii, c.box ? 3 : 0,
+                                                  c.box);
+        });
+        std::vector<int64_t> counts(3, -5), counts0 = counts;
+        sweep(std::string("apairs_plan_execute_pair_counts ") + c.name,
+              [&] {
+                  counts = counts0;
+                  return apairs_plan_execute_pair_counts(plan, A.data(), cross ? B.data() : nullptr, counts.data());
+              },
+              [&] { CHECK(counts == counts0); });
+        CHECK((counts[0] >= 0 && counts[0] <= counts[1] && counts[1] <= counts[2] && counts[2] > 0));
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+    {
+        apairs_plan_t plan = plan_sweep("apairs_plan_create_histogram_uniform", [&](apairs_plan_t *p) {
+            return apairs_plan_create_histogram_uniform(p, ctx, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L2, 0,
+                                                        APAIRS_DTYPE_F64, n1, n2, d, d, d, 17, 0.0, 1.5, 0, nullptr);
+        });
+        std::vector<int64_t> counts(19, -5), counts0 = counts;
+        std::vector<double> sums(19, -5.0), sums0 = sums;
+        sweep("apairs_plan_execute_histogram_weighted",
+              [&] {
+                  counts = counts0, sums = sums0;
+                  return apairs_plan_execute_histogram_weighted(plan, A.data(), B.data(), wa.data(), wa.data(),
+                                                                counts.data(), sums.data());
+              },
+              [&] { CHECK((counts == counts0 && sums == sums0)); });
+        int64_t total = 0;
+        for (int64_t c : counts) total += c;
+        CHECK(total == n1 * n2);
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+    {
+        const int64_t k = 4;
+        apairs_plan_t plan = plan_sweep("apairs_plan_create_knn", [&](apairs_plan_t *p) {
+            return apairs_plan_create_knn(p, ctx, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, n1, n2,
+                                          d, d, d, k);
+        });
+        std::vector<int64_t> idx(size_t(n1 * k), -5), idx0 = idx;
+        std::vector<double> dist(size_t(n1 * k), -5.0), dist0 = dist;
+        sweep("apairs_plan_execute_knn",
+              [&] {
+                  idx = idx0, dist = dist0;
+                  return apairs_plan_execute_knn(plan, A.data(), B.data(), idx.data(), dist.data());
+              },
+              [&] { CHECK((idx == idx0 && dist == dist0)); });
+        for (int64_t j : idx) CHECK((j >= 0 && j < n2));
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+
+    // Genotypes: pack, PLINK's weights, and WEIGHTED distances (the masks of missing calls).
+    {
+        const int64_t n = 29, v = 203, ld = (v + 3) / 4;
+        std::vector<uint8_t> g(size_t(n * v)), packed(size_t(n * ld), 0xEE), packed0 = packed;
+        for (size_t k = 0; k < g.size(); ++k) g[k] = uint8_t((k * 31 + k / 7) % 11 == 0 ? 9 : (k * 13 + k / 5) % 3);
+        sweep("apairs_genotype_pack",
+              [&] {
+                  packed = packed0;
+                  return apairs_genotype_pack(ctx, g.data(), n, v, v, 9, packed.data(), ld);
+              },
+              [&] { CHECK(packed == packed0); });
+        std::vector<uint32_t> w(size_t(v), 7u), w0 = w;
+        sweep("apairs_genotype_missing_weights",
+              [&] {
+                  w = w0;
+                  return apairs_genotype_missing_weights(packed.data(), n, v, ld, nullptr, w.data());
+              },
+              [&] { CHECK(w == w0); });
+        CHECK(w != w0);
+        apairs_plan_t plan = plan_sweep("apairs_plan_create_genotype", [&](apairs_plan_t *p) {
+            return apairs_plan_create_genotype(p, ctx, APAIRS_GENOTYPE_DISTANCE, APAIRS_GENOTYPE_MISSING_WEIGHTED, n, n,
+                                               v, ld, ld, n, w.data());
+        });
+        std::vector<double> D(size_t(n * n), -5.0), D0 = D;
+        sweep("apairs_plan_execute_genotype",
+              [&] {
+                  D = D0;
+                  return apairs_plan_execute_genotype(plan, packed.data(), packed.data(), D.data());
+              },
+              [&] { CHECK(D == D0); });
+        for (double x : D) CHECK((x >= 0 || std::isnan(x)));
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+
+    // Batched factorisations: getrf (LU's per-thread element copies on the host) and posv.
+    {
+        const int64_t n = 7, nrhs = 3, batch = 97;
+        std::vector<double> Af(size_t(n * n * batch)), Bf(size_t(n * nrhs * batch), 1.0);
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j < n; ++j) Af[size_t((e * n + i) * n + j)] = i == j ? 6.0 : 0.5 + 0.01 * double(e % 3);
+        const std::vector<double> Af0 = Af, Bf0 = Bf;
+        std::vector<int32_t> ipiv(size_t(n * batch), -7), info(size_t(batch), -7);
+        const std::vector<int32_t> ipiv0 = ipiv, info0 = info;
+        apairs_plan_t plan = plan_sweep("apairs_plan_create_getrf_batched", [&](apairs_plan_t *p) {
+            return apairs_plan_create_getrf_batched(p, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                    APAIRS_ORDER_ROW_MAJOR, n, n, n * n, batch);
+        });
+        std::vector<double> Aw = Af;
+        sweep("apairs_plan_execute_getrf",
+              [&] {
+                  Aw = Af0, ipiv = ipiv0, info = info0;
+                  return apairs_plan_execute_getrf(plan, Aw.data(), ipiv.data(), info.data());
+              },
+              [&] { CHECK((Aw == Af0 && ipiv == ipiv0 && info == info0)); });
+        for (int32_t f : info) CHECK(f == 0);
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+        plan = plan_sweep("apairs_plan_create_posv_batched", [&](apairs_plan_t *p) {
+            return apairs_plan_create_posv_batched(p, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_SOA, APAIRS_ORDER_COL_MAJOR,
+                                                   APAIRS_UPLO_LOWER, n, nrhs, n, batch, n, batch, batch);
+        });
+        // The same matrices in SoA column-major order (entry (i, j) of element e at (i + j n)
+        // batch + e): symmetric and diagonally dominant, so positive definite.
+        std::vector<double> As(Af.size()), Bw = Bf;
+        for (int64_t e = 0; e < batch; ++e)
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t j = 0; j < n; ++j) As[size_t((i + j * n) * batch + e)] = Af0[size_t((e * n + i) * n + j)];
+        const std::vector<double> As0 = As;
+        sweep("apairs_plan_execute_posv",
+              [&] {
+                  Aw = As0, Bw = Bf0, info = info0;
+                  return apairs_plan_execute_posv(plan, Aw.data(), Bw.data(), info.data());
+              },
+              [&] { CHECK((Aw == As0 && Bw == Bf0 && info == info0)); });
+        for (int32_t f : info) CHECK(f == 0);
+        CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
+    CHECK(apairs_context_destroy(ctx) == APAIRS_SUCCESS);
+#if APAIRS_TEST_LSAN
+    CHECK(__lsan_do_recoverable_leak_check() == 0);
+#endif
+}
