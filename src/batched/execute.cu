@@ -44,6 +44,7 @@ bool has_gaps(const Matrix &m) {
 class Streams {
 public:
     Streams(cudaStream_t caller) {
+        s_.reserve(kStreams);  // (before any CUDA object: push_back below cannot throw and leak them)
         cudaEvent_t start = nullptr;
         check(cudaEventCreateWithFlags(&start, cudaEventDisableTiming), "cudaEventCreate");
         const cudaError_t rec = cudaEventRecord(start, caller);

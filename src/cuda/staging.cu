@@ -11,7 +11,7 @@ int Staging::declare(void *p, int64_t rows, int64_t width, int64_t pitch, const 
     if (kind == Memory::Device && dev != device_)
         fail(APAIRS_ERROR_INVALID_POINTER, "{} is memory of device {}, but the plan is on device {}", name, dev,
              device_);
-    arrays_.push_back(Array{name, p, rows, width, pitch, kind == Memory::Host, output, read_first, nullptr});
+    arrays_.push_back(Array{name, p, rows, width, pitch, kind == Memory::Host, output, read_first, nullptr, {}});
     return static_cast<int>(arrays_.size()) - 1;
 }
 

@@ -3,8 +3,10 @@
 // bytes apart): device memory of the plan's device is used in place; host memory
 // (pageable or pinned) is copied, packed, through a device buffer allocated in stream
 // order. Declaring classifies the pointer (INVALID_POINTER for memory of another
-// device) and allocates nothing, so every pointer is checked before any work; stage()
-// then allocates and queues the copies in, finish() queues the copies out and, when
+// device) and allocates no device memory (only its entry in the list), so every pointer
+// is checked before any work; stage() then makes every allocation of the staging (the
+// buffers, the copy-out messages) and queues the copies in, finish() allocates nothing,
+// queues the copies out and, when
 // anything was staged, waits for the stream, so the caller's host arrays are final when
 // execute returns. An array declared twice as an input with the same geometry (B = A)
 // is staged once. If anything throws before finish(), the destructor drains the stream:
