@@ -4,10 +4,7 @@
 
 #include <algorithm>
 #include <memory>
-#include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cuda/runtime.cuh"
 
@@ -155,15 +152,9 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
         const int64_t rows = m.soa ? m.extent() : 1;  // (one row: no pitch, whatever the stride)
         return Box{base + (m.soa ? e0 : e0 * m.stride) * es, rows, width, rows > 1 ? m.stride * es : width};
     };
-    // Every allocation first (the copies' messages, and one set of device buffers per
-    // stream in flight, each for the largest chunk): one that fails does so before any
-    // copy touches the caller's arrays, so a failed call writes nothing.
-    std::vector<std::string> to_device(static_cast<size_t>(count)), to_host(static_cast<size_t>(count));
-    for (int k = 0; k < count; ++k)
-        if (host[size_t(k)]) {
-            to_device[size_t(k)] = fmt::format("copy {} to the device", ops[k].name);
-            to_host[size_t(k)] = fmt::format("copy {} to the host", ops[k].name);
-        }
+    // Every allocation first (one set of device buffers per stream in flight, each for the
+    // largest chunk; the copies allocate nothing): one that fails does so before any copy
+    // touches the caller's arrays, so a failed call writes nothing.
     const int sets = int(std::min<int64_t>(chunks, 3));
     std::vector<std::unique_ptr<StreamBuffer>> buffers(size_t(sets) * size_t(count));
     for (int s = 0; s < sets; ++s)
@@ -184,7 +175,7 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
             if (host[size_t(k)] && ops[k].write) {
                 const Box b = box(k, e0, c);
                 copy_rows(b.user, b.pitch, buffers[size_t(int(i % sets) * count + k)]->get(), b.width, b.width,
-                          b.rows, cudaMemcpyDeviceToHost, stream_of(i), to_host[size_t(k)].c_str());
+                          b.rows, cudaMemcpyDeviceToHost, stream_of(i), ops[k].name);
             }
     };
     Drain drain{caller};  // the chunked run's own streams drain themselves
@@ -207,7 +198,7 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
             if (op.read || has_gaps(op.m)) {
                 const Box b = box(k, e0, c);
                 copy_rows(dev, b.width, b.user, b.pitch, b.width, b.rows, cudaMemcpyHostToDevice, stream_of(i),
-                          to_device[size_t(k)].c_str());
+                          ops[k].name);
             }
         }
         launch(c, mats.data(), ptrs.data(), stream_of(i));

@@ -144,12 +144,18 @@ void ensure_dynamic_shared(const void *kernel, int64_t bytes) {
 }
 
 void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
-               int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what) {
+               int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *name) {
+    // (the message is formatted only on failure: a successful copy allocates nothing)
+    auto ok = [&](cudaError_t err) {
+        if (err != cudaSuccess)
+            check(err, fmt::format("copy {} to the {}", name, kind == cudaMemcpyHostToDevice ? "device" : "host")
+                           .c_str());
+    };
     // Packed rows are one 1-D copy; padded rows the 2-D copy, which refuses pitches beyond
     // the device's maximum (cudaDevAttrMaxPitch, about 2 GiB: a SoA operand's entries of a
     // chunk lie stride * size apart), so rows that far apart go one 1-D copy each.
     if (dpitch == width && spitch == width) {
-        check(cudaMemcpyAsync(dst, src, size_t(width) * size_t(rows), kind, stream), what);
+        ok(cudaMemcpyAsync(dst, src, size_t(width) * size_t(rows), kind, stream));
         return;
     }
     int device = 0, max_pitch = 0;
@@ -157,13 +163,11 @@ void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64
     check(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device), "cudaDeviceGetAttribute(MaxPitch)");
     if (dpitch > max_pitch || spitch > max_pitch) {
         for (int64_t r = 0; r < rows; ++r)
-            check(cudaMemcpyAsync(static_cast<char *>(dst) + r * dpitch, static_cast<const char *>(src) + r * spitch,
-                                  size_t(width), kind, stream),
-                  what);
+            ok(cudaMemcpyAsync(static_cast<char *>(dst) + r * dpitch, static_cast<const char *>(src) + r * spitch,
+                               size_t(width), kind, stream));
         return;
     }
-    check(cudaMemcpy2DAsync(dst, size_t(dpitch), src, size_t(spitch), size_t(width), size_t(rows), kind, stream),
-          what);
+    ok(cudaMemcpy2DAsync(dst, size_t(dpitch), src, size_t(spitch), size_t(width), size_t(rows), kind, stream));
 }
 
 int device_count() {

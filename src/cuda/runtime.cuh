@@ -78,8 +78,10 @@ private:
 // planning time may find it lowered by another plan of the same kernel since.
 void ensure_dynamic_shared(const void *kernel, int64_t bytes);
 
-// Copies `rows` rows of `width` bytes between pitched arrays, asynchronously.
+// Copies `rows` rows of `width` bytes between pitched arrays, asynchronously; a failure
+// names the array `name` and the direction. Allocates nothing unless it fails, so copies
+// out of a call's outputs follow its allocations without one between them.
 void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
-               int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *what);
+               int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *name);
 
 }  // namespace apairs::cuda

@@ -1,7 +1,5 @@
 #include "cuda/staging.cuh"
 
-#include <fmt/format.h>
-
 namespace apairs::cuda {
 
 int Staging::declare(void *p, int64_t rows, int64_t width, int64_t pitch, const char *name, bool output,
@@ -11,7 +9,7 @@ int Staging::declare(void *p, int64_t rows, int64_t width, int64_t pitch, const 
     if (kind == Memory::Device && dev != device_)
         fail(APAIRS_ERROR_INVALID_POINTER, "{} is memory of device {}, but the plan is on device {}", name, dev,
              device_);
-    arrays_.push_back(Array{name, p, rows, width, pitch, kind == Memory::Host, output, read_first, nullptr, {}});
+    arrays_.push_back(Array{name, p, rows, width, pitch, kind == Memory::Host, output, read_first, nullptr});
     return static_cast<int>(arrays_.size()) - 1;
 }
 
@@ -36,14 +34,12 @@ bool Staging::any_staged() const {
 
 void Staging::stage() {
     started_ = true;
-    for (Array &a : arrays_)
-        if (a.host && a.output) a.copy_out = fmt::format("copy {} to the host", a.name);
     for (Array &a : arrays_) {
         if (!a.host) continue;
         a.buffer = std::make_unique<StreamBuffer>(size_t(a.rows) * size_t(a.width), stream_);
         if (a.read_first)
             copy_rows(a.buffer->get(), a.width, a.user, a.pitch, a.width, a.rows, cudaMemcpyHostToDevice,
-                      stream_, fmt::format("copy {} to the device", a.name).c_str());
+                      stream_, a.name);
     }
 }
 
@@ -56,7 +52,7 @@ void Staging::finish(bool wait) {
     for (Array &a : arrays_)
         if (a.host && a.output)
             copy_rows(a.user, a.pitch, a.buffer->get(), a.width, a.width, a.rows, cudaMemcpyDeviceToHost, stream_,
-                      a.copy_out.c_str());
+                      a.name);
     const bool staged = any_staged();
     for (Array &a : arrays_) a.buffer.reset();
     finished_ = true;

@@ -4,9 +4,8 @@
 // (pageable or pinned) is copied, packed, through a device buffer allocated in stream
 // order. Declaring classifies the pointer (INVALID_POINTER for memory of another
 // device) and allocates no device memory (only its entry in the list), so every pointer
-// is checked before any work; stage() then makes every allocation of the staging (the
-// buffers, the copy-out messages) and queues the copies in, finish() allocates nothing,
-// queues the copies out and, when
+// is checked before any work; stage() then makes every allocation of the staging and
+// queues the copies in, finish() allocates nothing, queues the copies out and, when
 // anything was staged, waits for the stream, so the caller's host arrays are final when
 // execute returns. An array declared twice as an input with the same geometry (B = A)
 // is staged once. If anything throws before finish(), the destructor drains the stream:
@@ -17,7 +16,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "cuda/runtime.cuh"
@@ -59,7 +57,6 @@ private:
         int64_t rows, width, pitch;
         bool host, output, read_first;
         std::unique_ptr<StreamBuffer> buffer;
-        std::string copy_out;  // the copy out's name in errors, formatted by stage(): finish() allocates nothing
     };
     int declare(void *p, int64_t rows, int64_t width, int64_t pitch, const char *name, bool output,
                 bool read_first);
