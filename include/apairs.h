@@ -143,7 +143,13 @@ APAIRS_API apairs_status_t apairs_cuda_device_count(int32_t *count);
  *  @param[out] ctx     the new context; unchanged on failure
  *  @param[in]  backend an apairs_backend_e value
  *  @param[in]  device  CUDA device ordinal (>= 0) used by CUDA and by AUTO when it
- *                      resolves to CUDA; ignored by HOST but must still be >= 0 */
+ *                      resolves to CUDA; ignored by HOST but must still be >= 0
+ *
+ *  CUDA: every call on a CUDA context or on its plans runs on its device, in the context
+ *  current on the calling thread when that context is the device's, else in the device's
+ *  primary context, made current for the call alone. The thread's current context (or
+ *  none) is the same after the call as before, and no other device's context is
+ *  created (tested with CUDA 13.0). */
 APAIRS_API apairs_status_t apairs_context_create(apairs_context_t *ctx, int32_t backend,
                                                  int32_t device);
 

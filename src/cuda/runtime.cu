@@ -1,5 +1,7 @@
 #include "cuda/runtime.cuh"
 
+#include <cuda.h>
+
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -20,21 +22,64 @@ void check(cudaError_t err, const char *what) {
                                cudaGetErrorName(err)));
 }
 
-DeviceScope::DeviceScope(int device) {
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ == device) {
-        previous_ = -1;  // nothing to restore: no context is touched on the way out
-        return;
-    }
-    check(cudaSetDevice(device), "cudaSetDevice");
+namespace {
+
+// The driver's current-context calls, through the runtime (the library does not link
+// libcuda: it loads where no driver is installed).
+struct CtxCalls {
+    CUresult (*get)(CUcontext *) = nullptr;
+    CUresult (*set)(CUcontext) = nullptr;
+};
+const CtxCalls &ctx_calls() {
+    static const CtxCalls calls = [] {
+        CtxCalls c;
+        void *get = nullptr, *set = nullptr;
+        cudaDriverEntryPointQueryResult qg{}, qs{};
+#if CUDART_VERSION >= 12050
+        check(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &get, 12000, cudaEnableDefault, &qg),
+              "cudaGetDriverEntryPointByVersion(cuCtxGetCurrent)");
+        check(cudaGetDriverEntryPointByVersion("cuCtxSetCurrent", &set, 12000, cudaEnableDefault, &qs),
+              "cudaGetDriverEntryPointByVersion(cuCtxSetCurrent)");
+#else
+        check(cudaGetDriverEntryPoint("cuCtxGetCurrent", &get, cudaEnableDefault, &qg),
+              "cudaGetDriverEntryPoint(cuCtxGetCurrent)");
+        check(cudaGetDriverEntryPoint("cuCtxSetCurrent", &set, cudaEnableDefault, &qs),
+              "cudaGetDriverEntryPoint(cuCtxSetCurrent)");
+#endif
+        if (!get || !set || qg != cudaDriverEntryPointSuccess || qs != cudaDriverEntryPointSuccess)
+            throw Error(APAIRS_ERROR_DEVICE, "the CUDA driver has no cuCtxGetCurrent / cuCtxSetCurrent");
+        c.get = reinterpret_cast<CUresult (*)(CUcontext *)>(get);
+        c.set = reinterpret_cast<CUresult (*)(CUcontext)>(set);
+        return c;
+    }();
+    return calls;
 }
 
-// (Open: a thread that had no context reports device 0 and is switched back to it, which
-// creates device 0's primary context. Restoring "no context" through the driver instead
-// would leave the runtime's device of the thread at `device`; a fix would make the
-// device's primary context current without cudaSetDevice, and needs two GPUs to test.)
+}  // namespace
+
+// The caller's state is the driver's current context of the thread (what its own CUDA
+// runtime, or the driver API, sees; libapairs.so's runtime is linked statically and
+// private to it). A context of `device` already current is used as it is; otherwise
+// cudaSetDevice makes the device's primary context current, and the way out makes the
+// caller's context current again, or none where the thread had none: no call leaves a
+// context current that was not, nor creates device 0's (cudaSetDevice back to the
+// runtime's default device would). tests/capi/host_no_context.c checks both.
+DeviceScope::DeviceScope(int device) {
+    const CtxCalls &calls = ctx_calls();
+    CUcontext current = nullptr;
+    if (calls.get(&current) != CUDA_SUCCESS) throw Error(APAIRS_ERROR_DEVICE, "cuCtxGetCurrent failed");
+    if (current) {
+        int cur = -1;
+        check(cudaGetDevice(&cur), "cudaGetDevice");
+        if (cur == device) return;  // nothing to restore
+    }
+    check(cudaSetDevice(device), "cudaSetDevice");
+    previous_ = current;
+    restore_ = true;
+}
+
 DeviceScope::~DeviceScope() {
-    if (previous_ >= 0 && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+    if (restore_) ctx_calls().set(previous_);  // (a failure leaves nothing to do)
 }
 
 Memory classify(const void *ptr, int *device) {

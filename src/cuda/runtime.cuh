@@ -10,6 +10,8 @@
 
 #include "common/error.hpp"
 
+struct CUctx_st;  // the driver's context (CUcontext in cuda.h)
+
 namespace apairs::cuda {
 
 // Throws Error(DEVICE, or OUT_OF_MEMORY for allocation failures) naming `what`.
@@ -32,7 +34,9 @@ void launch(const char *what, void (*kernel)(P...), dim3 grid, dim3 block, size_
     check(cudaLaunchKernelEx(&c, kernel, std::forward<A>(args)...), what);
 }
 
-// Makes `device` current for the scope and restores the caller's device after.
+// Runs the scope on `device`: in the context of the device current on the thread, else in
+// the device's primary context, made current for the scope; the thread's current context
+// (or none) is restored after (runtime.cu says how).
 class DeviceScope {
 public:
     explicit DeviceScope(int device);
@@ -41,7 +45,8 @@ public:
     DeviceScope &operator=(const DeviceScope &) = delete;
 
 private:
-    int previous_ = -1;
+    ::CUctx_st *previous_ = nullptr;  // the caller's current context (CUcontext), or none
+    bool restore_ = false;
 };
 
 enum class Memory { Host, Device, Managed };

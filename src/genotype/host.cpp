@@ -19,28 +19,28 @@ void unhandled_metric(int32_t metric_id) {
 }
 
 #if !APAIRS_HAVE_GENOTYPE_AVX512
-CountTileFn count_tile_avx512() { return nullptr; }
+CountTileSet count_tile_avx512() { return nullptr; }
 #endif
 #if !APAIRS_HAVE_GENOTYPE_AVX2
-CountTileFn count_tile_avx2() { return nullptr; }
+CountTileSet count_tile_avx2() { return nullptr; }
 #endif
 #if !APAIRS_HAVE_GENOTYPE_POPCNT
-CountTileFn count_tile_popcnt() { return nullptr; }
+CountTileSet count_tile_popcnt() { return nullptr; }
 #endif
 
-const char *count_tile_name(CountTileFn fn) {
-    if (fn && fn == count_tile_avx512()) return "avx512-vpopcntq";
-    if (fn && fn == count_tile_avx2()) return "avx2";
-    if (fn && fn == count_tile_popcnt()) return "popcnt";
+const char *count_tile_name(CountTileSet set) {
+    if (set && set == count_tile_avx512()) return "avx512-vpopcntq";
+    if (set && set == count_tile_avx2()) return "avx2";
+    if (set && set == count_tile_popcnt()) return "popcnt";
     return "portable";
 }
 
 namespace {
 
-CountTileFn best_kernel() {
-    if (CountTileFn f = count_tile_avx512()) return f;
-    if (CountTileFn f = count_tile_avx2()) return f;
-    if (CountTileFn f = count_tile_popcnt()) return f;
+CountTileSet best_kernel() {
+    if (CountTileSet f = count_tile_avx512()) return f;
+    if (CountTileSet f = count_tile_avx2()) return f;
+    if (CountTileSet f = count_tile_popcnt()) return f;
     return count_tile_scalar();
 }
 
@@ -116,7 +116,7 @@ Rows to_planes(const Problem &pb, const uint8_t *G, int64_t n, int64_t ld, int64
 template <class M>
 void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symmetric, typename M::out_t *D,
          int64_t chunks, int threads) {
-    const CountTileFn count = best_kernel();
+    const CountTileFn count = best_kernel()(pb.metric, pb.missing);  // may throw: before the region
     const int64_t T = kTileRows, ti_n = (pb.n1 + T - 1) / T, tj_n = (pb.n2 + T - 1) / T;
     // Symmetric: the tiles (ti, tj) with ti <= tj, enumerated row by row.
     std::vector<std::pair<int64_t, int64_t>> tiles;
@@ -147,7 +147,7 @@ void run(const M m, const Problem &pb, const Rows &ra, const Rows &rb, bool symm
             const bool complete =
                 std::none_of(&ra.missing[size_t(i0)], &ra.missing[size_t(i0 + ni)], [](uint8_t x) { return x; }) &&
                 std::none_of(&rb.missing[size_t(j0)], &rb.missing[size_t(j0 + nj)], [](uint8_t x) { return x; });
-            count(pb.metric, pb.missing, &ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc, bm, complete);
+            count(&ra.ptr[size_t(i0)], ni, &rb.ptr[size_t(j0)], nj, chunks, tc, bm, complete);
             for (int64_t i = 0; i < ni; ++i)
                 for (int64_t j = 0; j < nj; ++j) {
                     const int64_t gi = i0 + i, gj = j0 + j;

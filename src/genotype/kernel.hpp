@@ -8,7 +8,8 @@
 //   kLanes              words of a chunk plane one W holds (1 for a word, 4 or 8 for
 //                       a 256- or 512-bit vector)
 //   W load(const uint64_t *p), C zero(), uint32_t reduce(C)
-// and then includes this file, which defines count_tile<Isa> in the same namespace.
+// and then includes this file, which defines count_tile_for<Isa> (the set's selector, an
+// apairs::genotype::CountTileSet) in the same namespace.
 //
 // Blocking: the tile's rows are visited in slices of kSliceChunks chunks (3 KiB of planes
 // per row), so that a slice of the tile's rows stays in the L2 cache; within a slice,
@@ -182,12 +183,17 @@ void count_tile_m(const M &m, const uint64_t *const *a, int64_t ni, const uint64
     count_slices<Isa>(m, a, ni, b, nj, chunks, out, bm, bm.weights != nullptr);
 }
 
+template <class Isa, class M>
+void count_tile(const uint64_t *const *a, int64_t ni, const uint64_t *const *b, int64_t nj, int64_t chunks,
+                const apairs::genotype::TileCounts &out, const apairs::genotype::BothMissing &bm, bool complete) {
+    count_tile_m<Isa>(M{}, a, ni, b, nj, chunks, out, bm, complete);  // (the counts need no constants)
+}
+
 template <class Isa>
-void count_tile(int32_t metric, int32_t missing, const uint64_t *const *a, int64_t ni, const uint64_t *const *b,
-                int64_t nj, int64_t chunks, const apairs::genotype::TileCounts &out,
-                const apairs::genotype::BothMissing &bm, bool complete) {
-    apairs::genotype::dispatch(metric, missing, 0.0, 0.0,
-                               [&](auto m) { count_tile_m<Isa>(m, a, ni, b, nj, chunks, out, bm, complete); });
+apairs::genotype::CountTileFn count_tile_for(int32_t metric, int32_t missing) {
+    apairs::genotype::CountTileFn fn = nullptr;
+    apairs::genotype::dispatch(metric, missing, 0.0, 0.0, [&](auto m) { fn = &count_tile<Isa, decltype(m)>; });
+    return fn;
 }
 
 }  // namespace

@@ -49,9 +49,9 @@ struct Isa {
 
 namespace apairs::genotype {
 
-CountTileFn count_tile_avx2() {
+CountTileSet count_tile_avx2() {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? &count_tile<Isa> : nullptr;
+    return __builtin_cpu_supports("avx2") ? &count_tile_for<Isa> : nullptr;
 }
 
 }  // namespace apairs::genotype

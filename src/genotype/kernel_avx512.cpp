@@ -42,10 +42,10 @@ struct Isa {
 
 namespace apairs::genotype {
 
-CountTileFn count_tile_avx512() {
+CountTileSet count_tile_avx512() {
     __builtin_cpu_init();
     if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vpopcntdq")) return nullptr;
-    return &count_tile<Isa>;
+    return &count_tile_for<Isa>;
 }
 
 }  // namespace apairs::genotype

@@ -31,12 +31,12 @@ struct Isa {
 namespace apairs::genotype {
 
 #if defined(APAIRS_GENOTYPE_POPCNT)
-CountTileFn count_tile_popcnt() {
+CountTileSet count_tile_popcnt() {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("popcnt") ? &count_tile<Isa> : nullptr;
+    return __builtin_cpu_supports("popcnt") ? &count_tile_for<Isa> : nullptr;
 }
 #else
-CountTileFn count_tile_scalar() { return &count_tile<Isa>; }
+CountTileSet count_tile_scalar() { return &count_tile_for<Isa>; }
 #endif
 
 }  // namespace apairs::genotype

@@ -34,20 +34,23 @@ struct BothMissing {
     uint32_t *both = nullptr;
 };
 
-// Signature of an ISA kernel: the counts of every pair of the rows `a` (ni pointers to
-// row planes) and `b` (nj), ni, nj <= 64, over `chunks` chunks, for the metric `metric`
-// with missing handling `missing` (apairs.h values; only which counts matter here).
+// One metric's counting kernel for one instruction set: the counts of every pair of the
+// rows `a` (ni pointers to row planes) and `b` (nj), ni, nj <= 64, over `chunks` chunks.
 // `complete`: no row of a or b holds a missing call, so that the allele metrics may take
-// their two-term form (metrics.hpp, AlleleShared).
-using CountTileFn = void (*)(int32_t metric, int32_t missing, const uint64_t *const *a, int64_t ni,
-                             const uint64_t *const *b, int64_t nj, int64_t chunks, const TileCounts &out,
-                             const BothMissing &bm, bool complete);
+// their two-term form (metrics.hpp, AlleleShared). It throws nothing: the engines call it
+// inside OpenMP regions.
+using CountTileFn = void (*)(const uint64_t *const *a, int64_t ni, const uint64_t *const *b, int64_t nj,
+                             int64_t chunks, const TileCounts &out, const BothMissing &bm, bool complete);
+// An instruction set's kernels: the one for (metric, missing) (apairs.h values; only which
+// counts they need matters). Throws INTERNAL for a metric it does not know, so the engines
+// take their kernel before any parallel region.
+using CountTileSet = CountTileFn (*)(int32_t metric, int32_t missing);
 
-// The kernels this build and this CPU can run, best first (kernel_*.cpp).
-CountTileFn count_tile_avx512();   // nullptr when not compiled in or not supported here
-CountTileFn count_tile_avx2();     // likewise
-CountTileFn count_tile_popcnt();   // likewise
-CountTileFn count_tile_scalar();   // always
-const char *count_tile_name(CountTileFn fn);
+// The kernel sets this build and this CPU can run, best first (kernel_*.cpp).
+CountTileSet count_tile_avx512();   // nullptr when not compiled in or not supported here
+CountTileSet count_tile_avx2();     // likewise
+CountTileSet count_tile_popcnt();   // likewise
+CountTileSet count_tile_scalar();   // always
+const char *count_tile_name(CountTileSet set);
 
 }  // namespace apairs::genotype

@@ -3,7 +3,10 @@
  * family on host arrays, which a context would cost (hundreds of MiB of device memory
  * and the driver's start-up) on every GPU machine. Checked through the CUDA driver,
  * loaded here with dlopen: no context current on this thread and no device's primary
- * context active after each step; then a CUDA plan, whose context the check must see. Exits 77 (skipped) without a CUDA driver or device,
+ * context active after each step. Then CUDA calls on the last device leave the thread's
+ * current context as they found it (none; the caller's own) and create no other device's
+ * context; their context must be seen, which shows the probe works. Exits 77 (skipped)
+ * without a CUDA driver or device,
  * and on a build without CUDA, which cannot create one. A fresh process: the test
  * suites' CUDA cases create contexts. */
 #include <dlfcn.h>
@@ -18,11 +21,17 @@ typedef int (*cu_count_t)(int *);
 typedef int (*cu_device_get_t)(int *, int);
 typedef int (*cu_primary_state_t)(int, unsigned *, int *);
 typedef int (*cu_ctx_current_t)(void **);
+typedef int (*cu_ctx_set_t)(void *);
+typedef int (*cu_primary_retain_t)(void **, int);
+typedef int (*cu_primary_release_t)(int);
 
 static cu_count_t cu_count;
 static cu_device_get_t cu_device_get;
 static cu_primary_state_t cu_primary_state;
 static cu_ctx_current_t cu_ctx_current;
+static cu_ctx_set_t cu_ctx_set;
+static cu_primary_retain_t cu_primary_retain;
+static cu_primary_release_t cu_primary_release;
 static int failures;
 
 /* Counts a failure when a context exists that the driver shows this thread after `step`. */
@@ -47,6 +56,30 @@ static void expect_no_context(const char *step) {
     printf("ok: no CUDA context after %s\n", step);
 }
 
+/* Counts a failure unless, after `step`, no context is current on this thread and the
+ * primary context of device `only`, and no other device's, is active. */
+static void expect_only_context(int only, const char *step) {
+    void *current = NULL;
+    int n = 0;
+    if (cu_ctx_current(&current) != 0 || current != NULL) {
+        fprintf(stderr, "FAILED: a CUDA context is left current after %s\n", step);
+        ++failures;
+        return;
+    }
+    if (cu_count(&n) != 0) n = 0;
+    for (int i = 0; i < n; ++i) {
+        int dev = 0, active = 0;
+        unsigned flags = 0;
+        if (cu_device_get(&dev, i) != 0 || cu_primary_state(dev, &flags, &active) != 0 || (active != 0) != (i == only)) {
+            fprintf(stderr, "FAILED: device %d's primary context is %s after %s\n", i,
+                    active ? "active" : "inactive", step);
+            ++failures;
+            return;
+        }
+    }
+    printf("ok: device %d's context alone, and none current, after %s\n", only, step);
+}
+
 static int check(apairs_status_t s, const char *what) {
     if (s == APAIRS_SUCCESS) return 0;
     fprintf(stderr, "FAILED: %s: %s: %s\n", what, apairs_status_string(s), apairs_last_error());
@@ -65,8 +98,12 @@ int main(void) {
     cu_device_get = (cu_device_get_t)(uintptr_t)dlsym(cuda, "cuDeviceGet");
     cu_primary_state = (cu_primary_state_t)(uintptr_t)dlsym(cuda, "cuDevicePrimaryCtxGetState");
     cu_ctx_current = (cu_ctx_current_t)(uintptr_t)dlsym(cuda, "cuCtxGetCurrent");
+    cu_ctx_set = (cu_ctx_set_t)(uintptr_t)dlsym(cuda, "cuCtxSetCurrent");
+    cu_primary_retain = (cu_primary_retain_t)(uintptr_t)dlsym(cuda, "cuDevicePrimaryCtxRetain");
+    cu_primary_release = (cu_primary_release_t)(uintptr_t)dlsym(cuda, "cuDevicePrimaryCtxRelease_v2");
     int devices = 0;
-    if (!cu_init || !cu_count || !cu_device_get || !cu_primary_state || !cu_ctx_current || cu_init(0) != 0 ||
+    if (!cu_init || !cu_count || !cu_device_get || !cu_primary_state || !cu_ctx_current || !cu_ctx_set ||
+        !cu_primary_retain || !cu_primary_release || cu_init(0) != 0 ||
         cu_count(&devices) != 0 || devices == 0) {
         printf("skipped: no CUDA device\n");
         return 77;
@@ -170,19 +207,38 @@ int main(void) {
     apairs_context_destroy(ctx);
     expect_no_context("apairs_context_destroy");
 
-    /* The probe itself: a CUDA plan creates device 0's primary context, and it must be seen. */
-    if (!check(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0), "apairs_context_create(CUDA)")) {
+    /* CUDA, on the last device: every call runs in that device's primary context and leaves
+     * this thread's current context as it found it. Here the thread has none, so none is
+     * current after each call, and no other device's context is created (with one GPU, the
+     * probe still sees the plan's own context: the check works). */
+    const int last = devices - 1;
+    if (!check(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, last), "apairs_context_create(CUDA)")) {
         if (!check(apairs_plan_create_pairwise(&plan, ctx, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, N1, N2, D, D, D,
                                                N2),
                    "apairs_plan_create_pairwise (CUDA)")) {
-            unsigned flags = 0;
-            int dev = 0, active = 0;
-            if (cu_device_get(&dev, 0) != 0 || cu_primary_state(dev, &flags, &active) != 0 || !active) {
-                fprintf(stderr, "FAILED: a CUDA plan left device 0's primary context inactive: the probe sees "
-                                "nothing\n");
-                ++failures;
-            } else {
-                printf("ok: a CUDA plan's context is seen\n");
+            check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute (CUDA)");
+            expect_only_context(last, "a CUDA plan and execute on the last device");
+            /* A context the caller made current stays current: the plan's device's primary
+             * context, then (two or more GPUs) device 0's, another device's than the plan's. */
+            for (int which = 0; which < (devices > 1 ? 2 : 1); ++which) {
+                int dev = 0;
+                void *mine = NULL, *after = NULL;
+                if (cu_device_get(&dev, which == 0 ? last : 0) != 0 || cu_primary_retain(&mine, dev) != 0 ||
+                    cu_ctx_set(mine) != 0) {
+                    fprintf(stderr, "FAILED: the driver would not make a context current\n");
+                    ++failures;
+                    break;
+                }
+                check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute (CUDA, a context current)");
+                if (cu_ctx_current(&after) != 0 || after != mine) {
+                    fprintf(stderr, "FAILED: an execute replaced the caller's current context (device %d's)\n",
+                            which == 0 ? last : 0);
+                    ++failures;
+                } else {
+                    printf("ok: the caller's current context (device %d's) kept\n", which == 0 ? last : 0);
+                }
+                cu_ctx_set(NULL);
+                cu_primary_release(dev);
             }
             apairs_plan_destroy(plan);
         }

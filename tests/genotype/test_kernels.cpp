@@ -2,12 +2,14 @@
 // runs (scalar, popcnt, AVX2, AVX-512), called directly on random bit planes, against counts
 // taken bit by bit. The public-API tests reach only the best kernel of the machine.
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <utility>
 #include <vector>
 
 #include "apairs.h"
 #include "catch.hpp"
+#include "common/error.hpp"
 #include "genotype/planes.hpp"
 
 using namespace apairs::genotype;
@@ -41,7 +43,7 @@ TEST_CASE("genotype kernels: every instruction set counts every metric exactly",
     for (int64_t r = 0; r < ni + nj; ++r) rows.push_back(&planes[size_t(r * chunks * kChunkU64)]);
     struct Named {
         const char *name;
-        CountTileFn fn;
+        CountTileSet fn;
     };
     const Named kernels[] = {{"scalar", count_tile_scalar()}, {"popcnt", count_tile_popcnt()},
                              {"avx2", count_tile_avx2()}, {"avx512", count_tile_avx512()}};
@@ -63,7 +65,7 @@ TEST_CASE("genotype kernels: every instruction set counts every metric exactly",
             BothMissing bm;
             if (mt.missing == APAIRS_GENOTYPE_MISSING_WEIGHTED)
                 bm = BothMissing{weights.data(), d, has_missing.data(), has_missing.data() + ni, both.data()};
-            k.fn(mt.metric, mt.missing, rows.data(), ni, rows.data() + ni, nj, chunks,
+            k.fn(mt.metric, mt.missing)(rows.data(), ni, rows.data() + ni, nj, chunks,
                  TileCounts{{c0.data(), c1.data()}, nj}, bm, complete);
             for (int64_t i = 0; i < ni; ++i)
                 for (int64_t j = 0; j < nj; ++j) {
@@ -93,6 +95,24 @@ TEST_CASE("genotype kernels: every instruction set counts every metric exactly",
                     if (mt.missing == APAIRS_GENOTYPE_MISSING_FLAT) REQUIRE(c1[size_t(i * nj + j)] == nm);
                     if (mt.missing == APAIRS_GENOTYPE_MISSING_WEIGHTED) REQUIRE(both[size_t(i * nj + j)] == wboth);
                 }
+        }
+    }
+}
+
+TEST_CASE("genotype kernels: a set's selector refuses an unknown metric before any counting", "[genotype]") {
+    // The engines take their kernel before their OpenMP regions, where a throw would end
+    // the process: the selector is where an unknown metric must be caught.
+    for (CountTileSet set : {count_tile_scalar(), count_tile_popcnt(), count_tile_avx2(), count_tile_avx512()}) {
+        if (!set) continue;
+        INFO("kernel set " << count_tile_name(set));
+        for (int32_t metric = APAIRS_GENOTYPE_HAMMING; metric <= APAIRS_GENOTYPE_ONE_MINUS_IBS; ++metric)
+            CHECK(set(metric, APAIRS_GENOTYPE_MISSING_FLAT) != nullptr);
+        CHECK(set(APAIRS_GENOTYPE_IBS, APAIRS_GENOTYPE_MISSING_WEIGHTED) != nullptr);
+        try {
+            (void)set(APAIRS_GENOTYPE_ONE_MINUS_IBS + 1, APAIRS_GENOTYPE_MISSING_FLAT);
+            FAIL("an unknown metric was given a kernel");
+        } catch (const apairs::Error &e) {
+            CHECK(e.status == APAIRS_ERROR_INTERNAL);
         }
     }
 }
