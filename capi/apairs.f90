@@ -18,11 +18,15 @@
 !
 ! Mapping of the C types
 !   handles (apairs_context_t, apairs_plan_t)  type(c_ptr), value
-!   handle out-parameters (apairs_plan_t *)     type(c_ptr), intent(out)
+!   handle out-parameters (apairs_plan_t *)     type(c_ptr), intent(inout)
 !   int32_t, enumerations, apairs_status_t      integer(c_int32_t), value
 !   int64_t sizes and leading dimensions        integer(c_int64_t), value
 !   double                                      real(c_double), value
-!   int32_t *, int64_t *, double * (outputs)    the same kind, intent(out)
+!   int32_t *, int64_t *, double * (outputs)    the same kind, intent(inout): a call that
+!                                               fails writes nothing, so the variable
+!                                               keeps its value (intent(out) would let
+!                                               the compiler discard a value set before
+!                                               the call: gfortran -O2 does for scalars)
 !   void * / const void * (A, B, D, stream)     type(c_ptr), value: pass c_loc(X) of an
 !                                               array declared with the target attribute
 !   char *buf (apairs_plan_describe)            character(kind=c_char), dimension(*)
@@ -167,14 +171,14 @@ module apairs
     ! Contexts
     function apairs_cuda_device_count(count) bind(C, name="apairs_cuda_device_count") result(r)
       import
-      integer(c_int32_t), intent(out) :: count
+      integer(c_int32_t), intent(inout) :: count
       integer(c_int32_t) :: r
     end function apairs_cuda_device_count
 
     function apairs_context_create(ctx, backend, device) &
         bind(C, name="apairs_context_create") result(r)
       import
-      type(c_ptr), intent(out) :: ctx
+      type(c_ptr), intent(inout) :: ctx
       integer(c_int32_t), value :: backend
       integer(c_int32_t), value :: device
       integer(c_int32_t) :: r
@@ -190,7 +194,7 @@ module apairs
         bind(C, name="apairs_context_get_backend") result(r)
       import
       type(c_ptr), value :: ctx
-      integer(c_int32_t), intent(out) :: backend
+      integer(c_int32_t), intent(inout) :: backend
       integer(c_int32_t) :: r
     end function apairs_context_get_backend
 
@@ -216,7 +220,7 @@ module apairs
       import
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: option
-      real(c_double), intent(out) :: value
+      real(c_double), intent(inout) :: value
       integer(c_int32_t) :: r
     end function apairs_context_get_option
 
@@ -224,7 +228,7 @@ module apairs
     function apairs_plan_create_pairwise(plan, ctx, metric, p, dtype, n1, n2, d, &
         lda, ldb, ldd) bind(C, name="apairs_plan_create_pairwise") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: metric
       real(c_double), value :: p
@@ -251,9 +255,9 @@ module apairs
         bind(C, name="apairs_plan_describe") result(r)
       import
       type(c_ptr), value :: plan
-      character(kind=c_char), dimension(*), intent(out) :: buf
+      character(kind=c_char), dimension(*), intent(inout) :: buf
       integer(c_int64_t), value :: size
-      integer(c_int64_t), intent(out) :: length
+      integer(c_int64_t), intent(inout) :: length
       integer(c_int32_t) :: r
     end function apairs_plan_describe
 
@@ -267,7 +271,7 @@ module apairs
         m, n, k, alpha, beta, lda, stride_a, ldb, stride_b, ldc, stride_c, batch) &
         bind(C, name="apairs_plan_create_gemm_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -301,7 +305,7 @@ module apairs
     function apairs_plan_create_potrf_batched(plan, ctx, dtype, layout, order, uplo, n, lda, stride_a, &
         batch) bind(C, name="apairs_plan_create_potrf_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -319,14 +323,14 @@ module apairs
       import
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
-      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t), dimension(*), intent(inout) :: info
       integer(c_int32_t) :: r
     end function apairs_plan_execute_potrf
 
     function apairs_plan_create_potrs_batched(plan, ctx, dtype, layout, order, uplo, n, nrhs, lda, &
         stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_potrs_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -353,7 +357,7 @@ module apairs
     function apairs_plan_create_posv_batched(plan, ctx, dtype, layout, order, uplo, n, nrhs, lda, &
         stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_posv_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -375,14 +379,14 @@ module apairs
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
       type(c_ptr), value :: B
-      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t), dimension(*), intent(inout) :: info
       integer(c_int32_t) :: r
     end function apairs_plan_execute_posv
 
     function apairs_plan_create_dot_batched(plan, ctx, dtype, layout, n, stride_x, stride_y, batch) &
         bind(C, name="apairs_plan_create_dot_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -407,7 +411,7 @@ module apairs
         beta, lda, stride_a, stride_x, stride_y, batch) &
         bind(C, name="apairs_plan_create_gemv_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -437,7 +441,7 @@ module apairs
     function apairs_plan_create_getrf_batched(plan, ctx, dtype, layout, order, n, lda, stride_a, &
         batch) bind(C, name="apairs_plan_create_getrf_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -455,15 +459,15 @@ module apairs
       import
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
-      integer(c_int32_t), dimension(*), intent(out) :: ipiv
-      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t), dimension(*), intent(inout) :: ipiv
+      integer(c_int32_t), dimension(*), intent(inout) :: info
       integer(c_int32_t) :: r
     end function apairs_plan_execute_getrf
 
     function apairs_plan_create_getrs_batched(plan, ctx, dtype, layout, order, trans, n, nrhs, lda, &
         stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_getrs_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -491,7 +495,7 @@ module apairs
     function apairs_plan_create_gesv_batched(plan, ctx, dtype, layout, order, n, nrhs, lda, &
         stride_a, ldb, stride_b, batch) bind(C, name="apairs_plan_create_gesv_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: layout
@@ -512,16 +516,16 @@ module apairs
       import
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
-      integer(c_int32_t), dimension(*), intent(out) :: ipiv
+      integer(c_int32_t), dimension(*), intent(inout) :: ipiv
       type(c_ptr), value :: B
-      integer(c_int32_t), dimension(*), intent(out) :: info
+      integer(c_int32_t), dimension(*), intent(inout) :: info
       integer(c_int32_t) :: r
     end function apairs_plan_execute_gesv
 
     function apairs_plan_create_transpose_batched(plan, ctx, dtype, to_layout, entries, stride_in, &
         stride_out, batch) bind(C, name="apairs_plan_create_transpose_batched") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: dtype
       integer(c_int32_t), value :: to_layout
@@ -545,7 +549,7 @@ module apairs
     function apairs_plan_create_pair_counts(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, &
         nradii, radii, nbox, box) bind(C, name="apairs_plan_create_pair_counts") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: pairs
       integer(c_int32_t), value :: metric
@@ -570,14 +574,14 @@ module apairs
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
       type(c_ptr), value :: B
-      integer(c_int64_t), dimension(*), intent(out) :: counts
+      integer(c_int64_t), dimension(*), intent(inout) :: counts
       integer(c_int32_t) :: r
     end function apairs_plan_execute_pair_counts
 
     function apairs_plan_create_histogram_uniform(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, &
         nbins, rmin, rmax, nbox, box) bind(C, name="apairs_plan_create_histogram_uniform") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: pairs
       integer(c_int32_t), value :: metric
@@ -600,7 +604,7 @@ module apairs
     function apairs_plan_create_histogram_edges(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, &
         nbins, edges, nbox, box) bind(C, name="apairs_plan_create_histogram_edges") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: pairs
       integer(c_int32_t), value :: metric
@@ -625,7 +629,7 @@ module apairs
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
       type(c_ptr), value :: B
-      integer(c_int64_t), dimension(*), intent(out) :: counts
+      integer(c_int64_t), dimension(*), intent(inout) :: counts
       integer(c_int32_t) :: r
     end function apairs_plan_execute_histogram
 
@@ -637,15 +641,15 @@ module apairs
       type(c_ptr), value :: B
       real(c_double), dimension(*), intent(in) :: weights_a
       real(c_double), dimension(*), intent(in) :: weights_b
-      integer(c_int64_t), dimension(*), intent(out) :: counts
-      real(c_double), dimension(*), intent(out) :: sums
+      integer(c_int64_t), dimension(*), intent(inout) :: counts
+      real(c_double), dimension(*), intent(inout) :: sums
       integer(c_int32_t) :: r
     end function apairs_plan_execute_histogram_weighted
 
     function apairs_plan_create_knn(plan, ctx, pairs, metric, p, dtype, n1, n2, d, lda, ldb, k) &
         bind(C, name="apairs_plan_create_knn") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: pairs
       integer(c_int32_t), value :: metric
@@ -667,7 +671,7 @@ module apairs
       type(c_ptr), value :: plan
       type(c_ptr), value :: A
       type(c_ptr), value :: B
-      integer(c_int64_t), dimension(*), intent(out) :: indices
+      integer(c_int64_t), dimension(*), intent(inout) :: indices
       type(c_ptr), value :: distances
       integer(c_int32_t) :: r
     end function apairs_plan_execute_knn
@@ -704,7 +708,7 @@ module apairs
     function apairs_plan_create_genotype(plan, ctx, metric, missing, n1, n2, d, lda, ldb, ldd, &
         weights) bind(C, name="apairs_plan_create_genotype") result(r)
       import
-      type(c_ptr), intent(out) :: plan
+      type(c_ptr), intent(inout) :: plan
       type(c_ptr), value :: ctx
       integer(c_int32_t), value :: metric
       integer(c_int32_t), value :: missing

@@ -8,6 +8,8 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int32, c_int64, c_void_
 
 SUCCESS, AUTO, F64, AOS, SOA, ROW_MAJOR, COL_MAJOR, OP_N, LOWER = 0, 0, 2, 1, 2, 1, 2, 0, 1
 path = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("APAIRS_LIB") or ctypes.util.find_library("apairs")
+if not path:
+    sys.exit("libapairs not found: pass its path or set APAIRS_LIB")
 lib = ctypes.CDLL(path)
 for name, restype, argtypes in [
         ("apairs_status_string", c_char_p, [c_int32]), ("apairs_last_error", c_char_p, []),

@@ -14,7 +14,12 @@ body with bind(C, name="apairs_...") and its dummy-argument declarations. It fai
   - a function's argument count, an argument's kind (type, kind parameter, passed by
     value / by reference / as a character array) or its result differs from what
     TYPE_MAP says the C type must become,
-  - a bind(C) name differs from the Fortran procedure name.
+  - a bind(C) name differs from the Fortran procedure name,
+  - a dummy argument's name differs from the C parameter's (keyword calls),
+  - an argument C writes is not intent(inout) (intent(out) lets the compiler drop the
+    value a failed call must leave alone), an array C only reads is not intent(in), or
+    an argument has an attribute other than value, intent and dimension(*),
+  - the module renames an import (the kinds are checked by name).
 Fortran names are case-insensitive, so a C constant whose name equals a function's
 (APAIRS_VERSION_NUMBER and apairs_version_number) is spelled NAME_F in the module.
 
@@ -285,6 +290,9 @@ def parse_module(text, problems):
     proc = None
     depth = 0  # nesting of function/subroutine inside an interface block
     for lineno, stmt in fortran_statements(text):
+        if re.match(r"^use\b", stmt) and "=>" in stmt:
+            problems.add("apairs.f90:%d: a renamed import (%s): kinds are checked by their names",
+                         lineno, stmt)
         if re.match(r"^(abstract\s+)?interface\b", stmt):
             in_interface = True
             continue
@@ -448,8 +456,20 @@ def compare(header_text, module_text):
                 problems.add("%s: argument %d (%s) is %s in apairs.f90, expected %s", where, i, cdesc,
                              "%s: %s" % (dummy, got), want)
                 continue
-            if passing == "ref" and info["intent"] == "in" and not ckey[2]:
-                problems.add("%s: argument %d (%s) is written by C, so it cannot be intent(in)",
+            if dummy != cname.lower():
+                problems.add("%s: argument %d is named %s in apairs.f90 but %s in apairs.h (a keyword "
+                             "call would pass it to another parameter)", where, i, dummy, cname)
+            if info["other"]:
+                problems.add("%s: argument %d (%s) has the attribute(s) %s: only value, intent and "
+                             "dimension(*) keep the C calling convention", where, i, cdesc,
+                             ", ".join(info["other"]))
+            if passing in ("ref", "array") and not ckey[2] and info["intent"] != "inout":
+                problems.add("%s: argument %d (%s) is written by C, so it must be intent(inout), not %s "
+                             "(intent(out) lets the compiler drop the caller's value, which a failed "
+                             "call must leave alone)", where, i, cdesc,
+                             "intent(%s)" % info["intent"] if info["intent"] else "without intent")
+            if passing == "array" and ckey[2] and info["intent"] != "in":
+                problems.add("%s: argument %d (%s) is only read by C, so it must be intent(in)",
                              where, i, cdesc)
             if passing == "value" and info["intent"] not in (None, "in"):
                 problems.add("%s: argument %d (%s) is passed by value: intent(%s) makes no sense",
@@ -481,13 +501,26 @@ def self_test(header_text, module_text):
         ("a value argument passed by reference",
          lambda t: t.replace("integer(c_int32_t), value :: backend", "integer(c_int32_t) :: backend")),
         ("an out-parameter passed by value",
-         lambda t: t.replace("real(c_double), intent(out) :: value", "real(c_double), value :: value")),
+         lambda t: t.replace("real(c_double), intent(inout) :: value", "real(c_double), value :: value")),
         ("a dropped argument",
          lambda t: t.replace("(plan, A, B, D) bind", "(plan, A, B) bind")),
         ("a wrong bind name",
          lambda t: t.replace('name="apairs_context_set_stream"', 'name="apairs_context_set_streams"')),
         ("a private API function",
          lambda t: t.replace("private :: apairs_c_strlen", "private :: apairs_plan_execute, apairs_c_strlen")),
+        ("a handle out-parameter declared intent(out)",
+         lambda t: t.replace("type(c_ptr), intent(inout) :: ctx", "type(c_ptr), intent(out) :: ctx", 1)),
+        ("an output array declared intent(out)",
+         lambda t: t.replace("dimension(*), intent(inout) :: info", "dimension(*), intent(out) :: info", 1)),
+        ("an input array not intent(in)",
+         lambda t: t.replace("dimension(*), intent(in) :: radii", "dimension(*) :: radii", 1)),
+        ("two same-kind arguments swapped by name",
+         lambda t: re.sub(r"(function apairs_plan_create_pairwise\(plan, ctx, metric, p, dtype, )n1, n2",
+                          r"\1n2, n1", t, count=1)),
+        ("an extra attribute on an argument",
+         lambda t: t.replace("integer(c_int64_t), value :: ldb", "integer(c_int64_t), value, volatile :: ldb", 1)),
+        ("a renamed kind import",
+         lambda t: t.replace("only: c_int32_t,", "only: c_int32_t, c_long_long => c_int64_t,", 1)),
         ("a wrong result kind",
          lambda t: re.sub(r"(apairs_last_error\(\) bind.*?)type\(c_ptr\) :: r", r"\1integer(c_int32_t) :: r",
                           t, count=1, flags=re.S)),

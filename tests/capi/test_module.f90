@@ -28,6 +28,14 @@ program test_module
       'bad backend')
   call expect(index(apairs_last_error_f(), 'backend') > 0, 'message names backend')
   call expect(.not. c_associated(ctx), 'ctx untouched on failure')
+  ! Scalar outputs keep their values too: the module declares them intent(inout) (under
+  ! intent(out), gfortran -O2 drops the stores before the call).
+  backend = 77
+  value = 1.5_c_double
+  call expect(apairs_context_get_backend(c_null_ptr, backend) == APAIRS_ERROR_NULL_POINTER .and. &
+      backend == 77, 'backend untouched on failure')
+  call expect(apairs_context_get_option(c_null_ptr, APAIRS_OPTION_HOST_THREADS, value) == &
+      APAIRS_ERROR_NULL_POINTER .and. value == 1.5_c_double, 'option value untouched on failure')
 
   call check(apairs_context_create(ctx, APAIRS_BACKEND_HOST, 0_c_int32_t))
   call expect(len(apairs_last_error_f()) == 0, 'no message after success')
