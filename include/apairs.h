@@ -149,7 +149,10 @@ APAIRS_API apairs_status_t apairs_cuda_device_count(int32_t *count);
  *  current on the calling thread when that context is the device's, else in the device's
  *  primary context, made current for the call alone. The thread's current context (or
  *  none) is the same after the call as before, and no other device's context is
- *  created (tested with CUDA 13.0). */
+ *  created (tested with CUDA 13.0). A plan belongs to the context it was made in (its
+ *  cuBLAS handle, its kernels' settings), as a cuBLAS handle does: execute and destroy
+ *  it with the same context current as when it was created, where "none" and "the
+ *  device's primary context" count as one; its device arrays must be usable there. */
 APAIRS_API apairs_status_t apairs_context_create(apairs_context_t *ctx, int32_t backend,
                                                  int32_t device);
 

@@ -87,14 +87,14 @@ std::shared_ptr<const Gemm> Gemm::create(int device, std::string *why, bool tf32
         return nullptr;
     }
     DeviceScope scope(device);
+    std::shared_ptr<Gemm> g(new Gemm);  // (first: its destructor releases the handle whatever throws after)
+    g->device_ = device;
     cublasHandle_t h = nullptr;
     if (const cublasStatus_t s = a.create(&h); s != CUBLAS_STATUS_SUCCESS) {
         *why = fmt::format("cublasCreate failed (status {})", int(s));
         return nullptr;
     }
-    std::shared_ptr<Gemm> g(new Gemm);
     g->handle_ = h;
-    g->device_ = device;
     int v = 0;
     a.version(h, &v);
     g->library_ = fmt::format("cuBLAS {}.{}.{} ({})", v / 10000, v / 100 % 100, v % 100, a.name);

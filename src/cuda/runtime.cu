@@ -67,13 +67,17 @@ const CtxCalls &ctx_calls() {
 DeviceScope::DeviceScope(int device) {
     const CtxCalls &calls = ctx_calls();
     CUcontext current = nullptr;
-    if (calls.get(&current) != CUDA_SUCCESS) throw Error(APAIRS_ERROR_DEVICE, "cuCtxGetCurrent failed");
+    if (const CUresult r = calls.get(&current); r != CUDA_SUCCESS)
+        throw Error(APAIRS_ERROR_DEVICE, fmt::format("cuCtxGetCurrent failed (CUresult {})", int(r)));
     if (current) {
         int cur = -1;
         check(cudaGetDevice(&cur), "cudaGetDevice");
         if (cur == device) return;  // nothing to restore
     }
-    check(cudaSetDevice(device), "cudaSetDevice");
+    if (const cudaError_t err = cudaSetDevice(device); err != cudaSuccess) {
+        calls.set(current);  // (in case it failed after changing the thread's context)
+        check(err, "cudaSetDevice");
+    }
     previous_ = current;
     restore_ = true;
 }

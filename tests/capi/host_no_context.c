@@ -34,10 +34,11 @@ static cu_primary_retain_t cu_primary_retain;
 static cu_primary_release_t cu_primary_release;
 static int failures;
 
-/* Counts a failure when a context exists that the driver shows this thread after `step`. */
-static void expect_no_context(const char *step) {
+/* Counts a failure unless, after `step`, no context is current on this thread and the
+ * primary context of device `only` (none: -1), and no other device's, is active. */
+static void expect_contexts(int only, const char *step) {
     void *current = NULL;
-    int n = 0, active = 0;
+    int n = 0;
     if (cu_ctx_current(&current) != 0 || current != NULL) {
         fprintf(stderr, "FAILED: a CUDA context is current after %s\n", step);
         ++failures;
@@ -45,39 +46,20 @@ static void expect_no_context(const char *step) {
     }
     if (cu_count(&n) != 0) n = 0;
     for (int i = 0; i < n; ++i) {
-        int dev = 0;
-        unsigned flags = 0;
-        if (cu_device_get(&dev, i) == 0 && cu_primary_state(dev, &flags, &active) == 0 && active) {
-            fprintf(stderr, "FAILED: device %d's primary context is active after %s\n", i, step);
-            ++failures;
-            return;
-        }
-    }
-    printf("ok: no CUDA context after %s\n", step);
-}
-
-/* Counts a failure unless, after `step`, no context is current on this thread and the
- * primary context of device `only`, and no other device's, is active. */
-static void expect_only_context(int only, const char *step) {
-    void *current = NULL;
-    int n = 0;
-    if (cu_ctx_current(&current) != 0 || current != NULL) {
-        fprintf(stderr, "FAILED: a CUDA context is left current after %s\n", step);
-        ++failures;
-        return;
-    }
-    if (cu_count(&n) != 0) n = 0;
-    for (int i = 0; i < n; ++i) {
         int dev = 0, active = 0;
         unsigned flags = 0;
-        if (cu_device_get(&dev, i) != 0 || cu_primary_state(dev, &flags, &active) != 0 || (active != 0) != (i == only)) {
+        if (cu_device_get(&dev, i) != 0 || cu_primary_state(dev, &flags, &active) != 0 ||
+            (active != 0) != (i == only)) {
             fprintf(stderr, "FAILED: device %d's primary context is %s after %s\n", i,
                     active ? "active" : "inactive", step);
             ++failures;
             return;
         }
     }
-    printf("ok: device %d's context alone, and none current, after %s\n", only, step);
+    if (only < 0)
+        printf("ok: no CUDA context after %s\n", step);
+    else
+        printf("ok: device %d's context alone, and none current, after %s\n", only, step);
 }
 
 static int check(apairs_status_t s, const char *what) {
@@ -112,13 +94,13 @@ int main(void) {
         printf("skipped: a build without CUDA (%s)\n", apairs_version_string());
         return 77;
     }
-    expect_no_context("cuInit");
+    expect_contexts(-1, "cuInit");
 
     int32_t count = 0;
     check(apairs_cuda_device_count(&count), "apairs_cuda_device_count");
     apairs_context_t ctx = NULL;
     if (check(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0), "apairs_context_create")) return 1;
-    expect_no_context("apairs_cuda_device_count and apairs_context_create(HOST)");
+    expect_contexts(-1, "apairs_cuda_device_count and apairs_context_create(HOST)");
 
     enum { N1 = 5, N2 = 3, D = 7, B = 3, N = 4 };
     double a[N1 * D], b[N2 * D], dist[N1 * N2];
@@ -130,7 +112,7 @@ int main(void) {
         check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute");
         apairs_plan_destroy(plan);
     }
-    expect_no_context("a pairwise plan and execute");
+    expect_contexts(-1, "a pairwise plan and execute");
 
     /* Batched: gemm, and potrf / getrf on SPD elements (diagonally dominant). */
     double ga[B * N * N], gb[B * N * N], gc[B * N * N];
@@ -177,7 +159,7 @@ int main(void) {
                 }
         apairs_plan_destroy(plan);
     }
-    expect_no_context("batched gemm, potrf and getrf plans and executes");
+    expect_contexts(-1, "batched gemm, potrf and getrf plans and executes");
 
     /* Two-body: pair counts within two radii. */
     const double radii[2] = {0.5, 2.0};
@@ -188,7 +170,7 @@ int main(void) {
         check(apairs_plan_execute_pair_counts(plan, a, b, counts), "apairs_plan_execute_pair_counts");
         apairs_plan_destroy(plan);
     }
-    expect_no_context("a pair-count plan and execute");
+    expect_contexts(-1, "a pair-count plan and execute");
 
     /* Genotypes: pack (which asks where its arrays live), then IBS between the rows. */
     enum { GN = 6, GD = 13, GLD = (GD + 3) / 4 };
@@ -202,22 +184,30 @@ int main(void) {
         check(apairs_plan_execute_genotype(plan, packed, packed, ibs), "apairs_plan_execute_genotype");
         apairs_plan_destroy(plan);
     }
-    expect_no_context("apairs_genotype_pack and a genotype plan and execute");
+    expect_contexts(-1, "apairs_genotype_pack and a genotype plan and execute");
 
     apairs_context_destroy(ctx);
-    expect_no_context("apairs_context_destroy");
+    expect_contexts(-1, "apairs_context_destroy");
 
     /* CUDA, on the last device: every call runs in that device's primary context and leaves
      * this thread's current context as it found it. Here the thread has none, so none is
      * current after each call, and no other device's context is created (with one GPU, the
-     * probe still sees the plan's own context: the check works). */
+     * probe still sees the plan's own context: the check works). A COSINE plan (which
+     * holds a cuBLAS handle) and a batched gemm staged over streams, on host arrays. */
     const int last = devices - 1;
     if (!check(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, last), "apairs_context_create(CUDA)")) {
-        if (!check(apairs_plan_create_pairwise(&plan, ctx, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, N1, N2, D, D, D,
-                                               N2),
-                   "apairs_plan_create_pairwise (CUDA)")) {
-            check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute (CUDA)");
-            expect_only_context(last, "a CUDA plan and execute on the last device");
+        apairs_plan_t cosine = NULL, gemm = NULL;
+        check(apairs_plan_create_pairwise(&cosine, ctx, APAIRS_METRIC_COSINE, 0, APAIRS_DTYPE_F64, N1, N2, D, D, D,
+                                          N2),
+              "apairs_plan_create_pairwise (CUDA COSINE)");
+        check(apairs_plan_create_gemm_batched(&gemm, ctx, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS, APAIRS_ORDER_ROW_MAJOR,
+                                              APAIRS_OP_N, APAIRS_OP_T, N, N, N, 1.0, 0.0, N, N * N, N, N * N, N,
+                                              N * N, B),
+              "apairs_plan_create_gemm_batched (CUDA)");
+        if (cosine && gemm) {
+            check(apairs_plan_execute(cosine, a, b, dist), "apairs_plan_execute (CUDA)");
+            check(apairs_plan_execute_gemm(gemm, ga, gb, gc), "apairs_plan_execute_gemm (CUDA)");
+            expect_contexts(last, "CUDA plans and executes on the last device");
             /* A context the caller made current stays current: the plan's device's primary
              * context, then (two or more GPUs) device 0's, another device's than the plan's. */
             for (int which = 0; which < (devices > 1 ? 2 : 1); ++which) {
@@ -229,7 +219,8 @@ int main(void) {
                     ++failures;
                     break;
                 }
-                check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute (CUDA, a context current)");
+                check(apairs_plan_execute(cosine, a, b, dist), "apairs_plan_execute (CUDA, a context current)");
+                check(apairs_plan_execute_gemm(gemm, ga, gb, gc), "apairs_plan_execute_gemm (CUDA, a context current)");
                 if (cu_ctx_current(&after) != 0 || after != mine) {
                     fprintf(stderr, "FAILED: an execute replaced the caller's current context (device %d's)\n",
                             which == 0 ? last : 0);
@@ -240,9 +231,23 @@ int main(void) {
                 cu_ctx_set(NULL);
                 cu_primary_release(dev);
             }
+        }
+        apairs_plan_destroy(cosine);  /* (the cuBLAS handle released in the plan's context) */
+        apairs_plan_destroy(gemm);
+        expect_contexts(last, "destroying the CUDA plans");
+        apairs_context_destroy(ctx);  /* (the last hold of the device's memory pool: trimmed) */
+        expect_contexts(last, "destroying the CUDA context");
+    }
+    /* HOST calls after CUDA ones still touch no context. */
+    if (!check(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0), "apairs_context_create(HOST)")) {
+        if (!check(apairs_plan_create_pairwise(&plan, ctx, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, N1, N2, D, D, D,
+                                               N2),
+                   "apairs_plan_create_pairwise (HOST)")) {
+            check(apairs_plan_execute(plan, a, b, dist), "apairs_plan_execute (HOST)");
             apairs_plan_destroy(plan);
         }
         apairs_context_destroy(ctx);
+        expect_contexts(last, "a HOST plan and execute after the CUDA ones");
     }
     printf("%s\n", failures ? "FAILED" : "passed");
     return failures ? 1 : 0;
