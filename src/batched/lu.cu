@@ -1086,7 +1086,7 @@ KernelSpec getrf_warp_c(bool soa, int64_t max_shared) {
     if constexpr (C != 24) {
         // The largest team that fits a block (f64 C = 32: the chunk of 16 rows, else of 8).
         if (soa && LineShape<T, C, 16>::TEAM_BYTES <= max_shared) return getrf_line<T, C, 16>();
-        if constexpr (LineShape<T, C, 8>::PF)
+        if constexpr (LineShape<T, C, 16>::PF)  // (PF does not depend on the chunk: no other shape instantiated)
             if (soa && LineShape<T, C, 8>::TEAM_BYTES <= max_shared) return getrf_line<T, C, 8>();
     }
     return soa ? getrf_warp<T, C, true>() : getrf_warp<T, C, false>();
