@@ -203,7 +203,10 @@ enum apairs_dtype_e {
  * accumulator, adds the sums of 32 consecutive slices in order into a group sum, and
  * adds the group sums in order (three levels, so long sums stay accurate: in float at
  * d = 40000, L1 and L2 typically err by under 1e-6 relatively where a running sum of the
- * slices reaches 2e-6). DOT and COSINE on CUDA use cuBLAS's GEMM for a.b instead, in
+ * slices reaches 2e-6). Where a term is a product added to a sum (SQEUCLIDEAN, L2, DOT,
+ * COSINE, LP with integer p), CUDA forms it with one fused multiply-add and the host
+ * rounds the product first, so the backends may differ in the last bits; each meets the
+ * bounds below. DOT and COSINE on CUDA use cuBLAS's GEMM for a.b instead, in
  * float or double arithmetic as the type says and in cuBLAS's own order, when libcublas
  * can be loaded (the plan's description says which); their bounds hold for any order.
  * Only with APAIRS_OPTION_TF32 = 1 does F32 DOT or COSINE run on the TF32 tensor cores
@@ -619,12 +622,16 @@ APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, con
  * either side (the tests allow this only for pairs within a relative 1e-6 of an edge,
  * F32 with d <= 8 and F64).
  *
- * Periodic box (nbox = d, box[k] the side of dimension k, finite and > 0): only L2
- * with 1 <= d <= 3. The distance is the minimum-image one: each difference
- * t = a_k - b_k is replaced by t - box[k] * rint(t / box[k]) in the element type (any
- * coordinates; accuracy best within a few box lengths of the origin), then L2 as
- * usual. Radii and histogram edges must not exceed half the smallest side, where the
- * minimum image stops being the distance. nbox = 0: no box (box may be NULL).
+ * Periodic box (nbox = d, box[k] the side L of dimension k, finite and > 0, with L and
+ * 1 / L normal numbers in the element type): only L2 with 1 <= d <= 3. The distance is
+ * the minimum-image one: each difference t = a_k - b_k is replaced by
+ * t' = t - L * rint(t * r), r = 1 / L rounded to the element type, each operation
+ * rounded in the element type (on both backends: the same bits), and then by t' - L
+ * where t' > L / 2, t' + L where t' < -L / 2, so |t'| <= L / 2 for any coordinates
+ * (accuracy best within a few box lengths of the origin); then L2 as usual. Radii and
+ * histogram edges must not exceed half the smallest side: past it one pair can have
+ * several images within reach, and only the nearest is counted. nbox = 0: no box (box
+ * may be NULL).
  *
  * A NaN distance is never within a radius, falls in the histogram's last slot, and is
  * the farthest neighbour (after every number; between NaNs the smaller index first).
@@ -651,7 +658,8 @@ enum apairs_pairs_e {
  *  @param[in] radii    nradii finite values, strictly increasing (copied by the plan)
  *  @param[in] nbox, box  0 and NULL, or the periodic box as described above
  *  Fails with NULL_POINTER, INVALID_VALUE (unsorted or non-finite radii, a radius beyond
- *  half the box, box side <= 0, ...), OVERFLOW, UNKNOWN_ENUM, UNSUPPORTED (a box with a
+ *  half the box, box side <= 0, ...), OVERFLOW (more than 2^60 pairs, or a size product
+ *  past 64 bits), UNKNOWN_ENUM, UNSUPPORTED (a box with a
  *  metric other than L2 or d > 3), and on CUDA as apairs_plan_create_pairwise. */
 APAIRS_API apairs_status_t apairs_plan_create_pair_counts(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
                                                           int32_t metric, double p, int32_t dtype, int64_t n1,
@@ -678,13 +686,21 @@ APAIRS_API apairs_status_t apairs_plan_execute_pair_counts(apairs_plan_t plan, c
  * product is formed in double and rounded to the nearest multiple of 2^-32 (ties to
  * even), a resolution of 2.3e-10 (absolute error <= 2^-33 per pair); these fixed-point
  * values are added exactly in 128-bit integers, so the sums are the same bits on every
- * run, thread count, backend and block size; each sum is rounded to double once at the
- * end. Weights must be finite with |w| <= 2^15 (INVALID_VALUE otherwise, checked before
- * anything is written).
+ * run, thread count and block size, and on both backends wherever the pairs' slots
+ * agree (a distance's last bits may differ between them, see the metrics); each sum is
+ * rounded to double once at the end. Weights must be finite with |w| <= 2^15
+ * (INVALID_VALUE otherwise, checked before anything is written). The resolution is
+ * absolute: products below 2^-33 count as 0, so scale small weights up (by a power of
+ * two, exactly) and the sums down after.
+ * Note that bins are closed below and pair counts above (distance <= radius): where
+ * distances fall exactly on edges, as on a grid, the cumulative histogram at e differs
+ * from the pair count at radius e by the pairs at distance e.
  */
 
 /** Plan a histogram with nbins uniform bins on [rmin, rmax).
- *  @param[in] nbins    1 to 2^20
+ *  @param[in] nbins    1 to 2^20 (the HOST backend keeps private counts of 32 bytes a
+ *                      bin for each thread, 48 when weighted: 32 MiB a thread at 2^20
+ *                      bins)
  *  @param[in] rmin, rmax  finite, rmin < rmax
  *  Other arguments and failures as apairs_plan_create_pair_counts (edges in place of
  *  radii). */

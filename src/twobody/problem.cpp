@@ -1,5 +1,6 @@
 #include "twobody/problem.hpp"
 
+#include <cfloat>
 #include <cmath>
 
 namespace apairs::twobody {
@@ -15,10 +16,12 @@ Problem base(Kind kind, int32_t pairs, int32_t metric, double p, int32_t dtype, 
     pb.kind = kind;
     pb.autopairs = pairs == APAIRS_PAIRS_AUTO;
     if (pb.autopairs) n2 = n1, ldb = lda;
-    // Pair counts must fit the 64-bit outputs (checked first: make_problem would name ldd).
+    // At most 2^60 pairs (n1 n2 8-byte distances addressable; checked first: make_problem
+    // would name ldd, which two-body calls do not take).
     int64_t prod = 0;
     if (n1 > 0 && n2 > 0 && (!mul_ok(n1, n2, &prod) || !mul_ok(prod, 8, &prod)))
-        fail(APAIRS_ERROR_OVERFLOW, "n1 * n2 = {} * {} pairs overflow 64-bit counts", n1, n2);
+        fail(APAIRS_ERROR_OVERFLOW, "{} = {} * {} pairs: at most 2^60 pairs", pb.autopairs ? "n1 * n1" : "n1 * n2", n1,
+             n2);
     pb.pw = pairwise::make_problem(metric, p, dtype, n1, n2, d, lda, ldb, n2);
     return pb;
 }
@@ -46,6 +49,15 @@ void set_box(Problem &pb, int64_t nbox, const double *box, double reach, const c
     for (int64_t k = 0; k < nbox; ++k) {
         if (!(box[k] > 0) || !std::isfinite(box[k]))
             fail(APAIRS_ERROR_INVALID_VALUE, "box[{}] = {}: expected a finite side > 0", k, box[k]);
+        // The engines take the side and its reciprocal rounded to the element type: both
+        // must be normal numbers there (a float side of 1e39 is inf, 1e-39 subnormal).
+        const bool f32 = pb.pw.dtype == APAIRS_DTYPE_F32;
+        const double side = f32 ? double(float(box[k])) : box[k], inv = f32 ? double(1 / float(box[k])) : 1 / box[k];
+        const double tiny = f32 ? double(FLT_MIN) : DBL_MIN, huge = f32 ? double(FLT_MAX) : DBL_MAX;
+        if (!(side >= tiny && side <= huge && inv >= tiny && inv <= huge))
+            fail(APAIRS_ERROR_INVALID_VALUE,
+                 "box[{}] = {}: the side and its reciprocal must be normal numbers in the element type ({})", k,
+                 box[k], f32 ? "f32" : "f64");
         smallest = std::min(smallest, box[k]);
     }
     if (reach > smallest / 2)

@@ -187,9 +187,33 @@ APAIRS_HD double fixed128_to_double(int64_t hi, uint64_t lo) {
 
 APAIRS_HD float rintv(float x) { return rintf(x); }
 APAIRS_HD double rintv(double x) { return rint(x); }
+// x - y z with the product rounded first, on the device too (where the compiler would
+// otherwise fuse them into one fma): the host's bits.
+APAIRS_HD float sub_product(float x, float y, float z) {
+#if defined(__CUDA_ARCH__)
+    return __fsub_rn(x, __fmul_rn(y, z));
+#else
+    return x - y * z;
+#endif
+}
+APAIRS_HD double sub_product(double x, double y, double z) {
+#if defined(__CUDA_ARCH__)
+    return __dsub_rn(x, __dmul_rn(y, z));
+#else
+    return x - y * z;
+#endif
+}
+// The minimum image of a difference t (apairs.h): t - side rint(t inv_side), inv_side =
+// 1 / side rounded to T, each operation rounded in T; then, where the reciprocal's
+// rounding chose the wrong multiple (far from the origin, or t just past half a side),
+// one side more, so that |result| <= side / 2 (the last step is exact: Sterbenz).
 template <class T>
 APAIRS_HD T min_image(T t, T side, T inv_side) {
-    return t - side * rintv(t * inv_side);
+    T r = sub_product(t, side, rintv(t * inv_side));
+    const T half = side * T(0.5);
+    if (r > half) r -= side;
+    else if (r < -half) r += side;
+    return r;
 }
 
 // ---- kNN order: (distance, index), a NaN after every number. -------------------------

@@ -531,6 +531,37 @@ TEST_CASE("radial distribution function of uniform points in a periodic box is 1
     check_counts(run_counts(ctx.h, l2, S, nullptr, radii, box), pairs, radii);
 }
 
+TEMPLATE_TEST_CASE("periodic box: the minimum image of points many box lengths away", "[twobody]", float, double) {
+    Context ctx;
+    const MetricSpec l2{APAIRS_METRIC_L2, 0, "l2"};
+    // One pair 9.5 box lengths apart in float (t / L rounds to exactly 9.5, whose even
+    // rint, 10, leaves |t'| = 1.5000019 > L / 2): the other image, 1.499998, is within 1.5.
+    {
+        Matrix<TestType> A(1, 1, 1), B(1, 1, 1);
+        A.row(0)[0] = 0;
+        B.row(0)[0] = TestType(-28.499998f);
+        const std::vector<double> box = {3}, radii = {1.5};
+        CHECK(run_counts(ctx.h, l2, A, &B, radii, box) == std::vector<int64_t>{1});
+        CHECK(run_histogram(ctx.h, l2, A, &B, {0, 1.5}, true, box) == std::vector<int64_t>{0, 1, 0});
+    }
+    // Points spread over 40 box lengths each way, against the exact minimum image: the
+    // rounding of coordinates that large is the margin (apairs.h: accuracy best near the
+    // origin), so the reference margins grow with them.
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name());
+    Rng rng(seed);
+    std::uniform_real_distribution<double> u(-40, 40);
+    const std::vector<double> box = {1.0, 1.3, 0.9};
+    Matrix<TestType> S(131, 3, 3);
+    for (int64_t i = 0; i < S.rows; ++i)
+        for (int64_t k = 0; k < 3; ++k) S.row(i)[k] = TestType(u(rng) * box[size_t(k)]);
+    std::vector<RefPair> pairs = ref_pairs(l2, S, S, true, box);
+    for (RefPair &p : pairs) p.margin *= 80;
+    const std::vector<double> radii = {0.05, 0.2, 0.45}, e = {0, 0.1, 0.2, 0.3, 0.45};
+    check_counts(run_counts(ctx.h, l2, S, nullptr, radii, box), pairs, radii);
+    check_histogram(run_histogram(ctx.h, l2, S, nullptr, e, false, box), pairs, e);
+}
+
 namespace {
 
 template <class T>
@@ -753,6 +784,12 @@ TEST_CASE("bad two-body arguments get clear statuses and write nothing", "[twobo
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 2, radii, 2, box); }},
         {"null box", APAIRS_ERROR_NULL_POINTER,
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 2, radii, 3, nullptr); }},
+        {"an F32 box side that is inf in float", APAIRS_ERROR_INVALID_VALUE,
+         [&](apairs_plan_t *p) { const double b1[] = {1e39}; return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 1, 1, 0, 2, radii, 1, b1); }},
+        {"an F32 box side that is subnormal in float", APAIRS_ERROR_INVALID_VALUE,
+         [&](apairs_plan_t *p) { const double b1[] = {1e-39}, r1[] = {1e-40}; return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 1, 1, 0, 1, r1, 1, b1); }},
+        {"an F64 box side whose reciprocal is subnormal", APAIRS_ERROR_INVALID_VALUE,
+         [&](apairs_plan_t *p) { const double b1[] = {1e308}; return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, APAIRS_DTYPE_F64, 10, 0, 1, 1, 0, 2, radii, 1, b1); }},
         {"box with L1", APAIRS_ERROR_UNSUPPORTED,
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, APAIRS_METRIC_L1, 0, F32, 10, 0, 3, 3, 0, 2, radii, 3, box); }},
         {"box in d = 4", APAIRS_ERROR_UNSUPPORTED,
