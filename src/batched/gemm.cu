@@ -912,7 +912,7 @@ struct SoaPipe {
 // ONE_ACROSS: the tile origin through TileCursor::origin (no division when C is one tile
 // across; H100 f32 32 x 32 0.423 ms against 0.471), else by division (with origin's test,
 // f32 64 x 64 took 0.738 ms against 0.642).
-template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS>
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS, int SPREAD = 0>
 __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS))
     gemm_soa_pipe_kernel(const Args<T> g) {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
@@ -936,14 +936,18 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     // p < PB of B, which lie RA rows of A (RB of B) apart: one offset from the stage's
     // origin and one step each, computed here once. The other stages walk their pieces
     // (soa_stage). H100: the walk took some 800 of f64 16 x 16's 1665 instructions an
-    // element (0.383 -> 0.348 ms with the fixed pieces; 64 x 64 0.59 -> 0.51); C of 32 x 32
-    // (ONE_ACROSS) walks every stage (C of 64 x 64, one tile across too, keeps the fixed
-    // pieces: ONE_ACROSS false): with the fixed pieces it measured
-    // slower, f64 0.49-0.51 ms against 0.43-0.45 and f32 0.54 against 0.42, for reasons
-    // not established (the same copies, no spills, the same blocks an SM).
+    // element (0.383 -> 0.348 ms with the fixed pieces; 64 x 64 0.59 -> 0.51). C of 32 x 32
+    // (ONE_ACROSS) issues them spread over the fold (SPREAD, below): in one burst after the
+    // barrier they measured slower than the walk (f64 0.49-0.51 ms against 0.43-0.45, f32
+    // 0.54 against 0.42; run 126 again with whole lines), spread one k-step at a time they
+    // measured faster (tools/gpu-notes.md run 191: f64 0.342-0.347 -> 0.328-0.336 ms, f32
+    // 0.354-0.355 -> 0.342-0.344), where ncu (run 190) showed the walk's integer chains as
+    // a third of the kernel's 4823 instructions an element and "wait" stalls a third of
+    // its time.
     constexpr int RA = TY * TX / KS, RB = TY * TX / NT, PA = MT / RA, PB = KS / RB;
     static_assert(RA * KS == TY * TX && RB * NT == TY * TX && PA * RA == MT && PB * RB == KS, "fixed pieces");
-    const bool fixed = !ONE_ACROSS && g.a.vec && g.b.vec;
+    static_assert(!ONE_ACROSS || SPREAD > 0, "C one tile across spreads its fixed pieces");
+    const bool fixed = g.a.vec && g.b.vec;
     constexpr bool L2_LINE = P::l2_line(ONE_ACROSS);  // (see SoaPipe)
     int64_t ga = 0, gb = 0, da = 0, db = 0;
     int sa = 0, sb = 0;
@@ -985,7 +989,20 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
 
     TileCursor in(tiles), cur(tiles);
     int issued = 0;
-    auto issue = [&]() {
+    // SPREAD: a whole stage's fixed pieces are issued during the fold of the current
+    // stage, pieces p = l, l + spread, ... after k-step l < spread, not in one burst after
+    // the barrier; the stage's group is committed after the fold (each iteration commits
+    // one group, as without SPREAD).
+    const T *sp_ao = nullptr, *sp_bo = nullptr;
+    T *sp_as = nullptr, *sp_bs = nullptr;
+    bool sp_on = false;
+    auto piece = [&](int p) {
+        if (p < PA)
+            cp_async16<L2_LINE>(sp_as + p * (RA * KSP * E), sp_ao + p * da);
+        else
+            cp_async16<L2_LINE>(sp_bs + (p - PA) * (RB * NT * E), sp_bo + (p - PA) * db);
+    };
+    auto issue = [&](bool defer) {
         if (issued < items) {
             T *const as = sh + in.stage * stage_size;
             T *const bs = as + MT * KSP * E;
@@ -1000,10 +1017,13 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
                                     (g.a.swap ? int64_t(in.l0) * g.a.ld + i0 : int64_t(i0) * g.a.ld + in.l0) * g.a.stride;
                 const T *const bo = g.b.p + e0 +
                                     (g.b.swap ? int64_t(j0) * g.b.ld + in.l0 : int64_t(in.l0) * g.b.ld + j0) * g.b.stride;
+                sp_ao = ao + ga, sp_bo = bo + gb, sp_as = as + sa, sp_bs = as + sb;
+                if (SPREAD > 0 && defer) {
+                    sp_on = true;
+                } else {
 #pragma unroll
-                for (int p = 0; p < PA; ++p) cp_async16<L2_LINE>(as + sa + p * (RA * KSP * E), ao + ga + p * da);
-#pragma unroll
-                for (int p = 0; p < PB; ++p) cp_async16<L2_LINE>(as + sb + p * (RB * NT * E), bo + gb + p * db);
+                    for (int p = 0; p < PA + PB; ++p) piece(p);
+                }
             } else {
                 if (g.a.swap)
                     soa_stage<T, E, L2_LINE>(g.a, g.a.vec, e0, eb, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
@@ -1017,10 +1037,10 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
             in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
-        cp_commit();
+        if (!(SPREAD > 0 && defer)) cp_commit();
     };
 #pragma unroll 1
-    for (int s = 0; s < STAGES - 1; ++s) issue();
+    for (int s = 0; s < STAGES - 1; ++s) issue(false);
 
     T acc[TM][TN][V];
 #pragma unroll
@@ -1034,7 +1054,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     for (int it = 0; it < items; ++it) {
         cp_wait<STAGES - 2>();
         __syncthreads();
-        issue();
+        issue(true);
         if (pend_grp >= 0) {
             copy_out();
             pend_grp = -1;
@@ -1057,7 +1077,17 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
                     for (int x = 0; x < V; ++x) acc[i][j][x] = fma(a[i][x], b[x], acc[i][j][x]);
             }
         };
-        if constexpr (TM * TN > 4) {
+        if constexpr (SPREAD > 0) {
+            const int spread = min(SPREAD, ks);
+#pragma unroll 1
+            for (int l = 0; l < ks; ++l) {
+                step(l);
+                if (sp_on && l < spread)
+                    for (int p = l; p < PA + PB; p += spread) piece(p);
+            }
+            sp_on = false;
+            cp_commit();
+        } else if constexpr (TM * TN > 4) {
 #pragma unroll 1
             for (int l = 0; l < ks; ++l) step(l);
         } else {
@@ -1335,16 +1365,18 @@ KernelSpec aos_pipe_kernel() {
     return k;
 }
 
-template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS = false>
+template <class T, int TY, int TX, int TM, int TN, int QV, int KS, int STAGES, bool ONE_ACROSS = false,
+          int SPREAD = 0>
 KernelSpec soa_pipe_kernel() {
     using P = SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>;
     KernelSpec k;
     k.model = Model::BlockPerElement;
-    k.fn = reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<T, TY, TX, TM, TN, QV, KS, STAGES, ONE_ACROSS>);
+    k.fn = reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<T, TY, TX, TM, TN, QV, KS, STAGES, ONE_ACROSS, SPREAD>);
     k.name = fmt::format("gemm_soa_pipe<{}, {} elements x {}x{} threads, {}x{}x{} tile/thread, k-slice {}, {} "
-                         "stages, {}>",
+                         "stages, {}{}>",
                          sizeof(T) == 8 ? "f64" : "f32", P::E, TY, TX, P::V, TM, TN, KS, STAGES,
-                         P::l2_line(ONE_ACROSS) ? "whole 128-byte lines asked of L2" : "sector requests");
+                         P::l2_line(ONE_ACROSS) ? "whole 128-byte lines asked of L2" : "sector requests",
+                         SPREAD ? fmt::format(", copies spread over {} k-steps", SPREAD) : std::string());
     k.group = TY * TX;
     k.sub = P::S;
     k.unit_threads = P::S;
@@ -1378,10 +1410,17 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
     if (soa) {
         if (mn <= 8) return soa_pipe_kernel<T, 4, 4, 2, 2, 2, 8, 2>();
         if (mn <= 16) return soa_pipe_kernel<T, 8, 8, 2, 2, 2, 8, 4>();
-        // C one tile across in slices of 16, two stages (one item where slices of 8 took
-        // two: H100 f32 32 x 32 0.373 -> 0.357 ms, f64 0.350 -> 0.346, run 130; three
-        // stages at 128 registers, for a fourth block an SM, spilled and took 0.38-0.40)
-        if (mn <= 32) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true>();
+        // C one tile across (f64 in slices of 16 over two stages: one item where slices of
+        // 8 took two, H100 f64 32 x 32 0.350 -> 0.346 ms, run 130; three stages at 128
+        // registers, for a fourth block an SM, spilled and took 0.38-0.40).
+        // The fixed pieces spread over the fold (run 191, against the walk in the same
+        // calls: f64 slices of 16 over two stages, a piece a k-step, 0.342-0.347 ->
+        // 0.328-0.336 ms; f32 slices of 8 over three stages, 0.354-0.355 -> 0.342-0.344,
+        // where slices of 16 spilled 64 bytes at 168 registers and took 0.42-0.47).
+        if (mn <= 32) {
+            if constexpr (D) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true, 16>();
+            else return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 3, true, 8>();
+        }
         // C above 32 x 32 in one tile of 64 x 64 (512 threads a unit, one block an SM), slices
         // of 8 over four stages: A and B read once, where tiles of 32 x 32 (128 threads, three
         // blocks an SM) read each half of A and of B twice, the second time from L2, and were
@@ -1505,8 +1544,8 @@ int soa_min_units(const GemmProblem &pb, const KernelSpec &k) {
     // The 4 x 4 x V tiles of C of 17..32 take some 160 registers: blocks of one unit (128
     // threads), three an SM, keep more resident than blocks of two or four (one an SM); the
     // blocks that run together then share the lines. C of 64 x 64 (512 threads): one unit.
-    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 16, 2, true>) ||
-        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 16, 2, true>) ||
+    if (k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 8, 8, 4, 4, 2, 16, 2, true, 16>) ||
+        k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 8, 8, 4, 4, 2, 8, 3, true, 8>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<double, 16, 16, 4, 4, 2, 8, 4, false>) ||
         k.fn == reinterpret_cast<const void *>(&gemm_soa_pipe_kernel<float, 16, 16, 4, 4, 2, 8, 4, false>))
         return 1;
