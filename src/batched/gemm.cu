@@ -940,10 +940,10 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     // (ONE_ACROSS) issues them spread over the fold (SPREAD, below): in one burst after the
     // barrier they measured slower than the walk (f64 0.49-0.51 ms against 0.43-0.45, f32
     // 0.54 against 0.42; run 126 again with whole lines), spread one k-step at a time they
-    // measured faster (tools/gpu-notes.md run 191: f64 0.342-0.347 -> 0.328-0.336 ms, f32
-    // 0.354-0.355 -> 0.342-0.344), where ncu (run 190) showed the walk's integer chains as
-    // a third of the kernel's 4823 instructions an element and "wait" stalls a third of
-    // its time.
+    // measured faster (tools/gpu-notes.md run 193: f64 0.342-0.347 -> 0.328-0.336 ms, f32
+    // 0.354-0.355 -> 0.342-0.344). ncu of the walking kernel (run 192): 4823 instructions
+    // an element, 1024 of them fma, and fixed-latency dependencies ("wait") a third of the
+    // stalls (most likely the walk's integer chains: 1217 IMAD in its SASS, 96 DFMA).
     constexpr int RA = TY * TX / KS, RB = TY * TX / NT, PA = MT / RA, PB = KS / RB;
     static_assert(RA * KS == TY * TX && RB * NT == TY * TX && PA * RA == MT && PB * RB == KS, "fixed pieces");
     static_assert(!ONE_ACROSS || SPREAD > 0, "C one tile across spreads its fixed pieces");
@@ -1413,7 +1413,7 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         // C one tile across (f64 in slices of 16 over two stages: one item where slices of
         // 8 took two, H100 f64 32 x 32 0.350 -> 0.346 ms, run 130; three stages at 128
         // registers, for a fourth block an SM, spilled and took 0.38-0.40).
-        // The fixed pieces spread over the fold (run 191, against the walk in the same
+        // The fixed pieces spread over the fold (run 193, against the walk in the same
         // calls: f64 slices of 16 over two stages, a piece a k-step, 0.342-0.347 ->
         // 0.328-0.336 ms; f32 slices of 8 over three stages, 0.354-0.355 -> 0.342-0.344,
         // where slices of 16 spilled 64 bytes at 168 registers and took 0.42-0.47).
