@@ -936,8 +936,9 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     // p < PB of B, which lie RA rows of A (RB of B) apart: one offset from the stage's
     // origin and one step each, computed here once. The other stages walk their pieces
     // (soa_stage). H100: the walk took some 800 of f64 16 x 16's 1665 instructions an
-    // element (0.383 -> 0.348 ms with the fixed pieces; 64 x 64 0.59 -> 0.51). C of 32 x 32
-    // (ONE_ACROSS) issues them spread over the fold (SPREAD, below): in one burst after the
+    // element (0.383 -> 0.348 ms with the fixed pieces; 64 x 64 0.59 -> 0.51). The C of 17..32
+    // kernels (ONE_ACROSS; whole stages only where C is 32 x 32) issue them spread over the
+    // fold (SPREAD, below): in one burst after the
     // barrier they measured slower than the walk (f64 0.49-0.51 ms against 0.43-0.45, f32
     // 0.54 against 0.42; run 126 again with whole lines), spread one k-step at a time they
     // measured faster (tools/gpu-notes.md run 193: f64 0.342-0.347 -> 0.328-0.336 ms, f32
@@ -947,7 +948,9 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
     constexpr int RA = TY * TX / KS, RB = TY * TX / NT, PA = MT / RA, PB = KS / RB;
     static_assert(RA * KS == TY * TX && RB * NT == TY * TX && PA * RA == MT && PB * RB == KS, "fixed pieces");
     static_assert(!ONE_ACROSS || SPREAD > 0, "C one tile across spreads its fixed pieces");
-    const bool fixed = g.a.vec && g.b.vec;
+    // (Offsets only where a whole stage can occur: with m = 1 the product i ld stride is
+    // not bounded by validation.)
+    const bool fixed = g.a.vec && g.b.vec && m >= MT && n >= NT && k >= KS;
     constexpr bool L2_LINE = P::l2_line(ONE_ACROSS);  // (see SoaPipe)
     int64_t ga = 0, gb = 0, da = 0, db = 0;
     int sa = 0, sb = 0;
@@ -1413,10 +1416,11 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         // C one tile across (f64 in slices of 16 over two stages: one item where slices of
         // 8 took two, H100 f64 32 x 32 0.350 -> 0.346 ms, run 130; three stages at 128
         // registers, for a fourth block an SM, spilled and took 0.38-0.40).
-        // The fixed pieces spread over the fold (run 193, against the walk in the same
-        // calls: f64 slices of 16 over two stages, a piece a k-step, 0.342-0.347 ->
-        // 0.328-0.336 ms; f32 slices of 8 over three stages, 0.354-0.355 -> 0.342-0.344,
-        // where slices of 16 spilled 64 bytes at 168 registers and took 0.42-0.47).
+        // The fixed pieces spread over the fold (run 193, C of 32 x 32 against the walk in
+        // the same calls: f64 slices of 16 over two stages, a piece a k-step, 165
+        // registers, 0.342-0.347 -> 0.328-0.336 ms; f32 slices of 8 over three stages, 12
+        // bytes spilled at 168 registers, 0.354-0.355 -> 0.342-0.344, where slices of 16
+        // spilled 64 bytes and took 0.42-0.47).
         if (mn <= 32) {
             if constexpr (D) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true, 16>();
             else return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 3, true, 8>();

@@ -249,6 +249,17 @@ std::vector<Case> all_cases() {
     // beta = 0.
     cs.push_back(Case{32, 32, 32, 5003, true, false, true, false, 0, 0, -0.75, 0.5});
     cs.push_back(Case{32, 32, 32, 4232, false, true, true, true, 0, 0, 1.0, 0.0});
+    // The same tiles on the 16-byte grid (a batch of whole 16-byte pieces), whose whole
+    // stages issue their copies spread over the previous stage's fold: a last group
+    // partial (4230 f64 / 4228 f32), k = 33 (a one-dimension slice, spread over one step,
+    // before the next group's whole slice) with A transposed and C column-major, k = 36
+    // (spread over 4 steps), k = 8 on 16 elements (one item a block, fewer than the f32
+    // kernel's stages), and a tile of 24 x 28 (every stage walked).
+    const int64_t aligned = sizeof(T) == 8 ? 4230 : 4228;
+    cs.push_back(Case{32, 32, 33, aligned, true, false, true, false, 0, 0, -0.75, 0.5});
+    cs.push_back(Case{32, 32, 36, aligned, false, true, true, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{32, 32, 8, 16, false, false, true, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{24, 28, 40, 1000, true, true, true, false, 0, 0, 1.0, 1.0});
     return cs;
 }
 
