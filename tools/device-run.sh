@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Developer script for a lent GPU machine (see tools/gpu-notes.md).
-#   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped)
-#                                       and ../shared/bench/peers.py into .device/
+#   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped,
+#                                       xz-compressed) and ../shared/bench/peers.py into
+#                                       .device/ (carry it: [".device"])
 #   tools/device-run.sh run [--bench] [--batched] [--passes N] [--quick] [--sanitize] [--no-tests]
 #                                       there: gpu suite (binaries run directly: the build
 #                                       was configured by another Meson), the demo, and
@@ -21,7 +22,8 @@ if [ "${1:-}" = pack ]; then
   rm -rf .device/build && mkdir -p .device/build
   for f in capi/libapairs.so.0 tests/test_api tests/test_core tests/capi/host_no_context tools/apairs tools/apairs_bench; do
     mkdir -p ".device/build/$(dirname $f)"
-    cp -L "build/$f" ".device/build/$f" && strip --strip-debug ".device/build/$f"
+    cp -L "build/$f" ".device/build/$f" && strip --strip-debug ".device/build/$f" &&
+      xz -T0 -6 -f ".device/build/$f"  # (the device tool carries 64 MiB at most; run unpacks)
   done
   cp ../shared/bench/peers.py .device/
   du -sh .device
@@ -34,6 +36,9 @@ args=("$@")
 for i in "${!args[@]}"; do [ "${args[$i]}" = --passes ] && passes=${args[$((i + 1))]:-}; done
 [[ $passes =~ ^[1-9][0-9]*$ ]] || { echo "--passes N: N a positive count" >&2; exit 2; }
 b=.device/build
+# Binaries carried compressed (to fit the carry limit) are unpacked first.
+find .device -name '*.xz' -exec xz -d -f {} \; 2>/dev/null
+find "$b" -type f -exec chmod +x {} + 2>/dev/null
 out=${OUT:-/tmp/apairs-device}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
