@@ -189,16 +189,11 @@ APAIRS_HD float rintv(float x) { return rintf(x); }
 APAIRS_HD double rintv(double x) { return rint(x); }
 // x - y z with the product rounded first, on the device too (where the compiler would
 // otherwise fuse them into one fma): the host's bits.
-APAIRS_HD float sub_product(float x, float y, float z) {
+template <class T>
+APAIRS_HD T sub_product(T x, T y, T z) {
 #if defined(__CUDA_ARCH__)
-    return __fsub_rn(x, __fmul_rn(y, z));
-#else
-    return x - y * z;
-#endif
-}
-APAIRS_HD double sub_product(double x, double y, double z) {
-#if defined(__CUDA_ARCH__)
-    return __dsub_rn(x, __dmul_rn(y, z));
+    if constexpr (sizeof(T) == 4) return __fsub_rn(x, __fmul_rn(y, z));
+    else return __dsub_rn(x, __dmul_rn(y, z));
 #else
     return x - y * z;
 #endif
