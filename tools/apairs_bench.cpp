@@ -59,6 +59,7 @@ of the bound documented in apairs.h; 'CHECK FAILED' if it is exceeded).
 
 Cases (CUDA; n = 6000, or 2000 with --quick):
   l1, l2, lp p=3, lp p=2.5, linf   float32  n x n d=5419
+  lp p=2.7 (a general p: 2^(p log2 t))  float32  n x n d=5419 (peer: torch.cdist p=2.5)
   l1, l2                           float64  n x n d=5419
   l1                               float32  n/3 x n/3 d=40000
   l1, l2                           float32  16384 x 16384 d=128
@@ -212,6 +213,7 @@ std::vector<Case> make_cases(bool quick, bool host) {
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, n, n, d);
     add("lp p=3", APAIRS_METRIC_LP, 3.0, APAIRS_DTYPE_F32, n, n, d);
     add("lp p=2.5", APAIRS_METRIC_LP, 2.5, APAIRS_DTYPE_F32, n, n, d);
+    add("lp p=2.7", APAIRS_METRIC_LP, 2.7, APAIRS_DTYPE_F32, n, n, d);
     add("linf", APAIRS_METRIC_LINF, 0, APAIRS_DTYPE_F32, n, n, d);
     add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F64, n, n, d);
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, n, n, d);

@@ -69,8 +69,8 @@ struct Tile {
 // General LP and half-integer LP: a pow or a square root, whose temporaries need registers too (ptxas: no
 // spills at 4 x 4 in float, 4 x 2 in double). Hamming's compare-and-select steps keep
 // more temporaries live than a sum: 8 x 4 (8 x 8 spills).
-template <class T>
-struct Tile<metric::Lp<T>> {
+template <class T, bool kScaled>
+struct Tile<metric::Lp<T, kScaled>> {
     static constexpr int TM = 4, TN = sizeof(T) == 8 ? 2 : 4;
 };
 template <class T, int K>

@@ -28,31 +28,46 @@ APAIRS_HD double sqrtv(double x) { return sqrt(x); }
 APAIRS_HD float powv(float x, float y) { return powf(x, y); }
 APAIRS_HD double powv(double x, double y) { return pow(x, y); }
 
+// LP's general p at or above this takes pow_term<true> (below).
+inline constexpr double kLpScaledMinP = 1.25;
+
 // t^p for t >= 0 (or NaN), p > 0: LP's step. On the device in float, 2^(p log2 t) with
 // t's exponent split off exactly and the hardware's lg2 and ex2 approximations on the
-// rest (two special-function instructions where powf takes about twenty instructions);
-// subnormal t is scaled first; 0, inf and NaN map to themselves (inf's bits would read
-// as 2^128, finite to the power p < 1). Its error, within LP's
-// float bound (bounds.hpp): lg2 on [1, 2) errs by at most 2^-22 absolutely, the
-// exponent p log2 t is formed with one rounding, and ex2 adds 2^-22 relative, so the
-// term errs by about (3.5 p + 2 p |ln t| + 3) u relatively. Elsewhere: pow.
+// rest (two special-function instructions where powf takes about twenty instructions).
+// Its error, within LP's float bound (bounds.hpp): lg2 on [1, 2) errs by at most 2^-22
+// absolutely, the exponent p log2 t is formed with one rounding, and ex2 adds 2^-22
+// relative, so the term errs by about (3.5 p + 2 p |ln t| + 3) u relatively. Subnormal
+// t is first scaled by 2^24 (exactly); 0, inf and NaN map to themselves.
+//   kScaled = false (any p > 0): t is scaled where it is subnormal.
+//   kScaled = true (p >= kLpScaledMinP): every t is scaled, with the same bits: only
+//     t >= 2^104 overflow, whose t^p >= 2^130 overflows anyway; 0 gives 2^(-151 p) <
+//     2^-188, which ex2 flushes to 0; so only inf and NaN need a select (12 issue slots
+//     a term against 17, where the two special-function instructions hold their unit
+//     16 cycles a warp: tools/gpu-notes.md, run 199).
+// The .ftz forms of lg2 and ex2: lg2's argument lies in [1, 2), and a term that would be
+// subnormal (below LP's range, apairs.h) is 0; each saves the three instructions the
+// plain forms spend on subnormal arguments or results. Elsewhere: pow.
+template <bool kScaled>
 APAIRS_HD float pow_term(float t, float p) {
 #if defined(__CUDA_ARCH__)
-    const bool tiny = t < 1.17549435e-38f;  // below the smallest normal float
-    const float ts = tiny ? t * 16777216.0f : t;
+    const bool tiny = !kScaled && t < 1.17549435e-38f;  // below the smallest normal float
+    const bool scale = kScaled || tiny;
+    const float ts = scale ? t * 16777216.0f : t;
     const unsigned bits = __float_as_uint(ts);
     // The biased exponent as a float without a conversion instruction: 2^23 + field - 2^23.
-    const float e = __uint_as_float(0x4b000000u | (bits >> 23)) - (tiny ? 8388759.0f : 8388735.0f);
+    const float e = __uint_as_float(0x4b000000u | (bits >> 23)) - (scale ? 8388759.0f : 8388735.0f);
     const float m = __uint_as_float((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
     float lm, r;
-    asm("lg2.approx.f32 %0, %1;" : "=f"(lm) : "f"(m));
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(lm) : "f"(m));
     const float y = fmaf(p, e, p * lm);
-    asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(y));
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    if (kScaled) return t < __int_as_float(0x7f800000) ? r : t;
     return (t == 0.0f || !(t < __int_as_float(0x7f800000))) ? t : r;
 #else
     return powf(t, p);
 #endif
 }
+template <bool kScaled>
 APAIRS_HD double pow_term(double t, double p) { return pow(t, p); }
 
 // sqrt(t) for t >= 0 (or NaN): LP's half-integer step. On the device in float, t
@@ -128,13 +143,15 @@ struct L2 : SqEuclidean<T> {
     APAIRS_HD T finish(const T &s) const { return sqrtv(s); }
 };
 
-template <class T>
+// LP with a general p; kScaled: p >= kLpScaledMinP, float only (pow_term).
+template <class T, bool kScaled = false>
 struct Lp {
+    static_assert(!kScaled || std::is_same_v<T, float>);
     using in_t = T; using acc_t = T; using out_t = T;
     static constexpr bool reorderable = false;
     T p, inv_p;
     APAIRS_HD acc_t init() const { return T(0); }
-    APAIRS_HD void step(acc_t &s, T a, T b) const { s += pow_term(absv(a - b), p); }
+    APAIRS_HD void step(acc_t &s, T a, T b) const { s += pow_term<kScaled>(absv(a - b), p); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
     APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
 };

@@ -53,6 +53,8 @@ void dispatch_metric(const Problem &pb, F &&f) {
         if (pb.p == 1.5) return f(metric::LpHalf<T, 1>{T(1.0 / 1.5)});
         if (pb.p == 2.5) return f(metric::LpHalf<T, 2>{T(1.0 / 2.5)});
         if (pb.p == 3.5) return f(metric::LpHalf<T, 3>{T(1.0 / 3.5)});
+        if constexpr (std::is_same_v<T, float>)
+            if (pb.p >= metric::kLpScaledMinP) return f(metric::Lp<T, true>{T(pb.p), T(1.0 / pb.p)});
         return f(metric::Lp<T>{T(pb.p), T(1.0 / pb.p)});
     case APAIRS_METRIC_LINF: return f(metric::LInf<T>{});
     case APAIRS_METRIC_DOT: return f(metric::Dot<T>{});

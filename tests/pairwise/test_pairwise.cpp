@@ -414,6 +414,56 @@ TEST_CASE("LP keeps its bound on the review's single-coordinate cases", "[pairwi
     print_worst("lp review cases", worst, 0);
 }
 
+// LP with a general p takes two forms of CUDA's float t^p (metrics.hpp, pow_term): p >=
+// 1.25 scales every |a_k - b_k| by 2^24 and leaves 0 to ex2's flush, below it only the
+// subnormal ones are scaled. Both sides of the switch: zero differences give exactly 0,
+// subnormal ones next to a normal one keep the bound (p = 0.6: their terms are normal,
+// in LP's range), NaN and inf as IEEE, and a difference of 2^105 (past the scaled form's
+// 2^104, where t^p overflows for p >= 1.25) gives inf, while p = 1.2 keeps 2^103's
+// finite t^p (2^123.6) within the bound.
+TEMPLATE_TEST_CASE("LP with a general p: zero, subnormal, non-finite and large differences", "[pairwise]", float,
+                   double) {
+    using T = TestType;
+    INFO("backend " << test::backend_name() << ", " << Type<T>::name);
+    Context ctx;
+    const T sub = std::numeric_limits<T>::denorm_min(), nan = std::numeric_limits<T>::quiet_NaN();
+    const T inf = std::numeric_limits<T>::infinity();
+    // Rows of A against rows of B (d = 3); row 0 of each all zeros.
+    const T a[5][3] = {{0, 0, 0}, {T(1.5), 7 * sub, 0}, {T(0.75), T(-0.5), T(0x1p-20)}, {inf, 1, 0}, {nan, 0, 0}};
+    const T b[3][3] = {{0, 0, 0}, {3 * sub, 0, 0}, {T(0.25), 0, -sub}};
+    Matrix<T> A(5, 3, 3), B(3, 3, 3);
+    for (int i = 0; i < 5; ++i) std::copy(a[i], a[i] + 3, A.row(i));
+    for (int j = 0; j < 3; ++j) std::copy(b[j], b[j] + 3, B.row(j));
+    for (double p : {0.6, 1.2, 1.24, 1.25, 1.3, 2.7, 7.5}) {
+        const MetricSpec m = lp(p);
+        INFO(m.name);
+        Plan plan(ctx.h, m, Type<T>::dtype, 5, 3, 3, 3, 3, 3);
+        std::vector<T> D(15, poison<T>());
+        APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A.data(), B.data(), D.data()));
+        check_against_reference(m, A, B, D, 3);
+        CHECK(D[0] == T(0));  // zeros against zeros
+        // 1.5 beside a subnormal difference and a zero one (for p >= 1.25 the subnormal
+        // term is below LP's range, so the reference check above only asks it be written).
+        CHECK(std::fabs(D[3] - T(1.5)) <= 64 * std::numeric_limits<T>::epsilon() * T(1.5));
+        for (int j = 0; j < 3; ++j) {  // the inf and NaN rows
+            CHECK(D[size_t(3 * 3 + j)] == inf);
+            CHECK(is_nan(D[size_t(4 * 3 + j)]));
+        }
+    }
+    for (double p : {1.2, 1.25, 2.7}) {
+        INFO("p = " << p);
+        const T t = std::ldexp(T(1), p < 1.25 ? 103 : 105);
+        Matrix<T> A1(1, 1, 1), B1(1, 1, 1);
+        A1.row(0)[0] = t;
+        B1.row(0)[0] = 0;
+        Plan plan(ctx.h, lp(p), Type<T>::dtype, 1, 1, 1, 1, 1, 1);
+        T D = poison<T>();
+        APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A1.data(), B1.data(), &D));
+        if (std::is_same<T, float>::value && p >= 1.25) CHECK(D == inf);  // t^p >= 2^131
+        else check_against_reference(lp(p), A1, B1, std::vector<T>{D}, 1);
+    }
+}
+
 TEST_CASE("one plan executed twice on fresh inputs is right both times", "[pairwise]") {
     const uint64_t seed = fresh_seed();
     INFO("seed " << seed << ", backend " << test::backend_name());
