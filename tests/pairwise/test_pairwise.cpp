@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "apairs.h"
@@ -415,12 +416,13 @@ TEST_CASE("LP keeps its bound on the review's single-coordinate cases", "[pairwi
 }
 
 // LP with a general p takes two forms of CUDA's float t^p (metrics.hpp, pow_term): p >=
-// 1.25 scales every |a_k - b_k| by 2^24 and leaves 0 to ex2's flush, below it only the
-// subnormal ones are scaled. Both sides of the switch: zero differences give exactly 0,
+// 1.25 scales every |a_k - b_k| by 2^24 and leaves 0 to ex2's underflow, below it only
+// the subnormal ones. Both sides of the switch: zero differences give exactly 0,
 // subnormal ones next to a normal one keep the bound (p = 0.6: their terms are normal,
 // in LP's range), NaN and inf as IEEE, and a difference of 2^105 (past the scaled form's
-// 2^104, where t^p overflows for p >= 1.25) gives inf, while p = 1.2 keeps 2^103's
-// finite t^p (2^123.6) within the bound.
+// 2^104, where t^p overflows for p >= 1.25) gives inf, while p = 1.2 keeps the finite
+// t^p of 2^103 and 2^105 (2^123.6, 2^126) within the bound; and terms at the bottom of
+// the range for p up to 1000.
 TEMPLATE_TEST_CASE("LP with a general p: zero, subnormal, non-finite and large differences", "[pairwise]", float,
                    double) {
     using T = TestType;
@@ -450,9 +452,12 @@ TEMPLATE_TEST_CASE("LP with a general p: zero, subnormal, non-finite and large d
             CHECK(is_nan(D[size_t(4 * 3 + j)]));
         }
     }
-    for (double p : {1.2, 1.25, 2.7}) {
-        INFO("p = " << p);
-        const T t = std::ldexp(T(1), p < 1.25 ? 103 : 105);
+    // p = 1.2 at 2^105 too: t^p = 2^126 is in range, and overflows if the 2^24 scaling
+    // were taken below p = 1.25.
+    const std::pair<double, int> cases[] = {{1.2, 103}, {1.2, 105}, {1.25, 105}, {2.7, 105}};
+    for (const auto &[p, ex] : cases) {
+        INFO("p = " << p << ", t = 2^" << ex);
+        const T t = std::ldexp(T(1), ex);
         Matrix<T> A1(1, 1, 1), B1(1, 1, 1);
         A1.row(0)[0] = t;
         B1.row(0)[0] = 0;
@@ -461,6 +466,21 @@ TEMPLATE_TEST_CASE("LP with a general p: zero, subnormal, non-finite and large d
         APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A1.data(), B1.data(), &D));
         if (std::is_same<T, float>::value && p >= 1.25) CHECK(D == inf);  // t^p >= 2^131
         else check_against_reference(lp(p), A1, B1, std::vector<T>{D}, 1);
+    }
+    // The bottom of LP's range: |t|^p just at or above the smallest normal number, where
+    // y = p log2 t, through its error (lg2's, p's rounding to float), can come out just
+    // below -126: ex2's .ftz form would flush such a term to 0, so D = 0 where it is
+    // about t (review of run 199). D = t within the bound, t alone in d = 1.
+    for (double p : {2.7, 11.9, 12.0, 20.0, 100.0, 1000.0}) {
+        const long double lo = std::numeric_limits<T>::min();
+        T t = static_cast<T>(powl(2.0L, log2l(lo) / p));
+        while (powl(static_cast<long double>(t), p) < lo) t = std::nextafter(t, T(2));
+        INFO("p = " << p << ", t = " << +t << ", t^p = " << double(powl(static_cast<long double>(t), p)));
+        Matrix<T> A1(1, 1, 1), B1(1, 1, 1);
+        A1.row(0)[0] = t;
+        B1.row(0)[0] = 0;
+        const Outcome out = run_and_check(ctx.h, lp(p), A1, B1, 1);
+        CHECK(out.out_of_range == 0);
     }
 }
 
