@@ -239,8 +239,7 @@ enum apairs_dtype_e {
  *                F32: relative error <= ((d + p + 20) / min(p, 1) + 3 max_k |ln|a_k - b_k||
  *                + |ln D|) u, because the CUDA backend forms |t|^p as 2^(p log2 |t|) with
  *                the hardware's log2 and exp2 approximations (two special-function
- *                instructions instead of powf's sequence; a term below 2^-126, outside
- *                the range below, may count as 0 there).
+ *                instructions instead of powf's sequence).
  *                p = 1, 2 and +infinity take the L1, L2 and LINF paths; p = 3 and 4 form
  *                |t|^p by multiplication, p = 0.5, 1.5, 2.5 and 3.5 as |t|^k sqrt|t|
  *                (a square root within one ulp, no pow), within the same bounds.

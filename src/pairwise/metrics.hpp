@@ -46,14 +46,12 @@ inline constexpr double kLpScaledMinP = 1.25;
 // instructions for subnormal arguments never act. ex2 keeps the plain form, whose three
 // for y < -126 make subnormal results: a term at the bottom of LP's range (2^-126 or a
 // little more) can come out with y just below -126, through y's error (p 2^-22 from lg2,
-// up to 2^-17 from p's rounding to float), and must not be flushed to 0. one_bits: the
-// bits of 1.0f, passed in (a kernel argument: LP's functor) so that ptxas builds lg2's
-// argument in one LOP3 with them in a register (two with both masks immediate). So a
-// term takes 15 issue slots (kScaled; 18 otherwise) against the 16 cycles a warp's two
+// up to 2^-17 from p's rounding to float), and must not be flushed to 0. So a term takes
+// 16 issue slots (kScaled; 19 otherwise) against the 16 cycles a warp's two
 // special-function instructions hold their unit, where it took 24: the same bits as
 // before for every input (tools/gpu-notes.md, runs 199 and 203). Elsewhere: pow.
 template <bool kScaled>
-APAIRS_HD float pow_term(float t, float p, uint32_t one_bits) {
+APAIRS_HD float pow_term(float t, float p) {
 #if defined(__CUDA_ARCH__)
     const bool tiny = !kScaled && t < 1.17549435e-38f;  // below the smallest normal float
     const bool scale = kScaled || tiny;
@@ -61,7 +59,7 @@ APAIRS_HD float pow_term(float t, float p, uint32_t one_bits) {
     const unsigned bits = __float_as_uint(ts);
     // The biased exponent as a float without a conversion instruction: 2^23 + field - 2^23.
     const float e = __uint_as_float(0x4b000000u | (bits >> 23)) - (scale ? 8388759.0f : 8388735.0f);
-    const float m = __uint_as_float((bits & 0x007fffffu) | one_bits);  // [1, 2)
+    const float m = __uint_as_float((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
     float lm, r;
     asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(lm) : "f"(m));
     const float y = fmaf(p, e, p * lm);
@@ -69,12 +67,11 @@ APAIRS_HD float pow_term(float t, float p, uint32_t one_bits) {
     if (kScaled) return t < __int_as_float(0x7f800000) ? r : t;
     return (t == 0.0f || !(t < __int_as_float(0x7f800000))) ? t : r;
 #else
-    (void)one_bits;
     return powf(t, p);
 #endif
 }
 template <bool kScaled>
-APAIRS_HD double pow_term(double t, double p, uint32_t) { return pow(t, p); }
+APAIRS_HD double pow_term(double t, double p) { return pow(t, p); }
 
 // sqrt(t) for t >= 0 (or NaN): LP's half-integer step. On the device in float, t
 // rsqrt(t) by the hardware's approximation, refined by one Newton step on the exact
@@ -156,9 +153,8 @@ struct Lp {
     using in_t = T; using acc_t = T; using out_t = T;
     static constexpr bool reorderable = false;
     T p, inv_p;
-    uint32_t one_bits = 0x3f800000u;  // 1.0f (pow_term)
     APAIRS_HD acc_t init() const { return T(0); }
-    APAIRS_HD void step(acc_t &s, T a, T b) const { s += pow_term<kScaled>(absv(a - b), p, one_bits); }
+    APAIRS_HD void step(acc_t &s, T a, T b) const { s += pow_term<kScaled>(absv(a - b), p); }
     APAIRS_HD void merge(acc_t &s, const acc_t &t) const { s += t; }
     APAIRS_HD out_t finish(const acc_t &s) const { return powv(s, inv_p); }
 };

@@ -444,8 +444,9 @@ TEMPLATE_TEST_CASE("LP with a general p: zero, subnormal, non-finite and large d
         APAIRS_REQUIRE_OK(apairs_plan_execute(plan.h, A.data(), B.data(), D.data()));
         check_against_reference(m, A, B, D, 3);
         CHECK(D[0] == T(0));  // zeros against zeros
-        // 1.5 beside a subnormal difference and a zero one (for p >= 1.25 the subnormal
-        // term is below LP's range, so the reference check above only asks it be written).
+        // 1.5 beside a subnormal difference and a zero one (for every p here but 0.6 the
+        // subnormal term is below LP's range, so the reference check above only asks that
+        // this entry be written).
         CHECK(std::fabs(D[3] - T(1.5)) <= 64 * std::numeric_limits<T>::epsilon() * T(1.5));
         for (int j = 0; j < 3; ++j) {  // the inf and NaN rows
             CHECK(D[size_t(3 * 3 + j)] == inf);
@@ -471,7 +472,7 @@ TEMPLATE_TEST_CASE("LP with a general p: zero, subnormal, non-finite and large d
     // y = p log2 t, through its error (lg2's, p's rounding to float), can come out just
     // below -126: ex2's .ftz form would flush such a term to 0, so D = 0 where it is
     // about t (review of run 199). D = t within the bound, t alone in d = 1.
-    for (double p : {2.7, 11.9, 12.0, 20.0, 100.0, 1000.0}) {
+    for (double p : {1.3, 2.7, 20.0, 100.0, 1000.0}) {
         const long double lo = std::numeric_limits<T>::min();
         T t = static_cast<T>(powl(2.0L, log2l(lo) / p));
         while (powl(static_cast<long double>(t), p) < lo) t = std::nextafter(t, T(2));
