@@ -6,8 +6,9 @@
 //     16 on enough elements): one kernel. Each warp
 //     owns EW = 32 / G elements at a time (G threads per element, G = 1 for
 //     thread-per-element) and moves them through its own slice of shared memory:
-//     the warp copies A and B of its EW elements in with loads in memory order (whole
-//     lines for AoS and SoA alike, whatever the order and transposes), each group computes
+//     the warp copies A and B of its EW elements in by cp.async in memory order (whole
+//     lines for AoS and SoA alike, whatever the order and transposes; all of a round's
+//     copies in flight at once, one wait a round), each group computes
 //     its element from shared memory (every thread a register tile of C: all rows times
 //     every G-th column), writes the sums back into shared memory, and the warp copies C
 //     out in memory order. Only __syncwarp, no block barriers; square 2, 4, 8, 16 are
@@ -125,62 +126,55 @@ struct WarpShape {
     static_assert(32 % G == 0 && NB % CG == 0, "group shape");
 };
 
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
 // Copies the fast grids of a warp's EW elements into shared memory at
 // q * ES + x * RS + y (logical (x, y)), in memory order: AoS element by element, row by
 // row; SoA entry by entry, the EW elements of an entry together. FR, FC: the fast grid's
-// size when known at compile time, else 0.
-template <class T, bool SOA, int EW, int FR, int FC, int RS, int ES, int CH>
+// size when known at compile time, else 0. Each entry by cp.async (no registers held
+// while it is in flight), so a round's copies of A and B are all in flight at once and
+// the warp waits for memory once a round (cp_wait<0>, then __syncwarp).
+template <class T, bool SOA, int EW, int FR, int FC, int RS, int ES>
 __device__ __forceinline__ void warp_stage_impl(const Opnd<T> &o, int64_t e0, int64_t batch, T *sh, int lane) {
     const int fr = FR ? FR : o.fr, fc = FC ? FC : o.fc;
     const int total = EW * fr * fc;
-#pragma unroll
-    for (int base = 0; base < total; base += 32 * CH) {
-        T v[CH];
-        int dst[CH];
-#pragma unroll
-        for (int c = 0; c < CH; ++c) {
-            const int x = base + c * 32 + lane;
-            int q, rr, cc;
-            if constexpr (SOA) {
-                q = x % EW;
-                const int t = x / EW;
-                cc = t % fc;
-                rr = t / fc;
-            } else {
-                cc = x % fc;
-                const int t = x / fc;
-                rr = t % fr;
-                q = t / fr;
-            }
-            const int64_t e = e0 + q;
-            const bool ok = x < total && e < batch;
-            const int64_t idx = rr * o.ld + cc;
-            v[c] = ok ? load_ro(o.p + (SOA ? idx * o.stride + e : e * o.stride + idx)) : T(0);
-            const int xx = o.swap ? cc : rr, yy = o.swap ? rr : cc;
-            dst[c] = ok ? q * ES + xx * RS + yy : -1;
+    constexpr int UNROLL = FR && FC ? (EW * FR * FC + 31) / 32 : 4;  // compiled sizes: all of it
+#pragma unroll UNROLL
+    for (int i = 0; i < (total + 31) / 32; ++i) {
+        const int x = i * 32 + lane;
+        int q, rr, cc;
+        if constexpr (SOA) {
+            q = x % EW;
+            const int t = x / EW;
+            cc = t % fc;
+            rr = t / fc;
+        } else {
+            cc = x % fc;
+            const int t = x / fc;
+            rr = t % fr;
+            q = t / fr;
         }
-#pragma unroll
-        for (int c = 0; c < CH; ++c)
-            if (dst[c] >= 0) sh[dst[c]] = v[c];
+        const int64_t e = e0 + q, idx = rr * o.ld + cc;
+        if (x < total && e < batch)
+            cp_async_one(sh + q * ES + (o.swap ? cc : rr) * RS + (o.swap ? rr : cc),
+                         o.p + (SOA ? idx * o.stride + e : e * o.stride + idx));
     }
 }
 
-template <class T, int EW, int FR, int FC, int RS, int ES, int CH>
+template <class T, int EW, int FR, int FC, int RS, int ES>
 __device__ __forceinline__ void warp_stage(const Opnd<T> &o, int64_t e0, int64_t batch, T *sh, int lane) {
     if (o.soa)
-        warp_stage_impl<T, true, EW, FR, FC, RS, ES, CH>(o, e0, batch, sh, lane);
+        warp_stage_impl<T, true, EW, FR, FC, RS, ES>(o, e0, batch, sh, lane);
     else
-        warp_stage_impl<T, false, EW, FR, FC, RS, ES, CH>(o, e0, batch, sh, lane);
+        warp_stage_impl<T, false, EW, FR, FC, RS, ES>(o, e0, batch, sh, lane);
 }
 
 template <class T, int G, int MB, int NB, int KB, bool EXACT>
 __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
     using W = WarpShape<G, MB, NB, KB>;
     constexpr int EW = W::EW, CG = W::CG, RG = W::RG;
-    // Values staged per lane and per chunk: up to 16 loads in flight per lane (all of a
-    // small operand's), 8 at a time for run-time sizes.
-    constexpr int PER_LANE = (EW * MB * KB + 31) / 32;
-    constexpr int CH = EXACT ? cmin(16, PER_LANE) : 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     T *const region = reinterpret_cast<T *>(smem_raw) + (threadIdx.x / 32) * W::REGION;
     T *const As = region, *const Bs = region + EW * W::ESA, *const Cs = region;
@@ -192,8 +186,10 @@ __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
     const int64_t nwarps = int64_t(gridDim.x) * (blockDim.x / 32);
 
     for (int64_t e0 = warp * EW; e0 < g.batch; e0 += nwarps * EW) {
-        warp_stage<T, EW, EXACT ? MB : 0, EXACT ? KB : 0, W::RSA, W::ESA, CH>(g.a, e0, g.batch, As, opaque(lane));
-        warp_stage<T, EW, EXACT ? KB : 0, EXACT ? NB : 0, W::RSB, W::ESB, CH>(g.b, e0, g.batch, Bs, opaque(lane));
+        warp_stage<T, EW, EXACT ? MB : 0, EXACT ? KB : 0, W::RSA, W::ESA>(g.a, e0, g.batch, As, opaque(lane));
+        warp_stage<T, EW, EXACT ? KB : 0, EXACT ? NB : 0, W::RSB, W::ESB>(g.b, e0, g.batch, Bs, opaque(lane));
+        cp_commit();
+        cp_wait<0>();
         __syncwarp();
 
         // This thread's tile of its element: rows ri + RG a, columns cj + CG b.
@@ -554,10 +550,6 @@ __device__ __forceinline__ void cp_async_piece(T *dst, const T *src, int left) {
     else
         for (int x = 0; x < left; ++x) cp_async_one(dst + x, src + x);
 }
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
 // Copies the fast-grid rectangle [r0, r0 + nr) x [c0, c0 + nc) of the AoS elements
 // e0 .. e0 + u - 1 (those that exist) to dst + q * unit + (r - r0) * sr + (c - c0) * sc,
 // the block's threads in memory order: 16-byte pieces along the rows when `vec` (then
