@@ -3,7 +3,7 @@
 #   tools/device-run.sh pack            here: copy the runnable parts of build/ (stripped,
 #                                       xz-compressed) and ../shared/bench/peers.py into
 #                                       .device/ (carry it: [".device"])
-#   tools/device-run.sh run [--bench] [--batched] [--passes N] [--quick] [--sanitize] [--no-tests]
+#   tools/device-run.sh run [--bench] [--batched] [--passes N] [--quick] [--profile] [--sanitize] [--no-tests]
 #                                       there: gpu suite (binaries run directly: the build
 #                                       was configured by another Meson), the demo, and
 #                                       optionally apairs_bench beside peers.py (--batched:
@@ -13,7 +13,10 @@
 #                                       compute-sanitizer memcheck and racecheck on the
 #                                       pairwise cases, or with --sanitize the whole gpu
 #                                       suite under memcheck, racecheck, initcheck and
-#                                       synccheck; --no-tests: the benchmarks alone
+#                                       synccheck; --no-tests: the benchmarks alone;
+#                                       --profile: ncu (--set full) on one warm launch of
+#                                       each batched row listed below, the reports and
+#                                       their text pages in profiles.tgz
 # Logs go to $OUT (or /tmp/apairs-device); a summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +32,7 @@ if [ "${1:-}" = pack ]; then
   du -sh .device
   exit 0
 fi
-[ "${1:-}" = run ] || { echo "usage: $0 pack | run [--bench] [--batched] [--passes N] [--quick] [--sanitize] [--no-tests]" >&2; exit 2; }
+[ "${1:-}" = run ] || { echo "usage: $0 pack | run [--bench] [--batched] [--passes N] [--quick] [--profile] [--sanitize] [--no-tests]" >&2; exit 2; }
 shift
 passes=1
 args=("$@")
@@ -134,6 +137,20 @@ PY
   (cd "$out" && tar cf batched-passes.tar batched.[0-9]*.json batched.[0-9]*.log peers-batched.[0-9]*.json \
      peers-batched.[0-9]*.log && rm -f batched.[0-9]*.json batched.[0-9]*.log peers-batched.[0-9]*.json peers-batched.[0-9]*.log)
   grep -E '^(apairs|#).*(potrf|chol)' "$out/batched.log" | head -2
+fi
+if [[ " $* " == *" --profile "* ]]; then
+  # The batched rows that miss their targets on the H200 (run 207 of the notes), one warm
+  # launch each (the bench's first launch skipped) under ncu's full set of sections.
+  export PATH="/usr/local/cuda/bin:$PATH"
+  prof=("gemm AoS float64&n=4 " "gemm AoS float64&n=8 " "gemm AoS float64&n=32 " "gemm SoA float64&n=64 "
+        "gemv AoS float32&n=8 " "potrf AoS float32&n=32 " "getrf AoS float64&n=32 " "transpose AoS->SoA float32&n=4 ")
+  for i in "${!prof[@]}"; do
+    ncu --set full -k 'regex:(gemm|getrf|getrs|potrf|potrs|transpose|vec)_' --launch-skip 1 --launch-count 1 -f \
+      -o "$out/prof$i" "$b/tools/apairs_bench" --suite batched --only "${prof[$i]}" >"$out/prof$i.log" 2>&1
+    note "ncu '${prof[$i]}' rc=$?"
+    ncu --import "$out/prof$i.ncu-rep" --page details >"$out/prof$i.txt" 2>&1
+  done
+  (cd "$out" && tar czf profiles.tgz prof[0-9]* && rm -f prof[0-9]*)
 fi
 # Sanitizers last: slow, and the rest should report even if they run out of time.
 if [ $tests = 0 ]; then
