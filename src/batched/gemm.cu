@@ -1461,7 +1461,7 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
              : square && m == 4 ? warp_kernel<T, 1, 4, 4, 4, true>(Model::ThreadPerElement)
                                 : warp_kernel<T, 1, 4, 4, 4, false>(Model::ThreadPerElement);
         kn.why = fmt::format("elements of at most 4x4 ({}x{}x{}) fit one thread's registers; each warp stages "
-                             "its 32 elements through shared memory with loads in memory order",
+                             "its 32 elements through shared memory by cp.async in memory order",
                              m, n, k);
         return kn;
     }
