@@ -53,8 +53,7 @@ inline constexpr double kLpScaledMinP = 1.25;
 template <bool kScaled>
 APAIRS_HD float pow_term(float t, float p) {
 #if defined(__CUDA_ARCH__)
-    const bool tiny = !kScaled && t < 1.17549435e-38f;  // below the smallest normal float
-    const bool scale = kScaled || tiny;
+    const bool scale = kScaled || t < 1.17549435e-38f;  // every t, or t below the smallest normal float
     const float ts = scale ? t * 16777216.0f : t;
     const unsigned bits = __float_as_uint(ts);
     // The biased exponent as a float without a conversion instruction: 2^23 + field - 2^23.
