@@ -145,7 +145,7 @@ if [[ " $* " == *" --profile "* ]]; then
   prof=("gemm AoS float64&n=4 " "gemm AoS float64&n=8 " "gemm AoS float64&n=32 " "gemm SoA float64&n=64 "
         "gemv AoS float32&n=8 " "potrf AoS float32&n=32 " "getrf AoS float64&n=32 " "transpose AoS->SoA float32&n=4 ")
   for i in "${!prof[@]}"; do
-    ncu --set full -k 'regex:(gemm|getrf|getrs|potrf|potrs|transpose|vec)_' --launch-skip 1 --launch-count 1 -f \
+    ncu --set full --clock-control none -k 'regex:(gemm|getrf|getrs|potrf|potrs|transpose|vec)_' --launch-skip 1 --launch-count 1 -f \
       -o "$out/prof$i" "$b/tools/apairs_bench" --suite batched --only "${prof[$i]}" >"$out/prof$i.log" 2>&1
     note "ncu '${prof[$i]}' rc=$?"
     ncu --import "$out/prof$i.ncu-rep" --page details >"$out/prof$i.txt" 2>&1

@@ -109,6 +109,11 @@ __device__ __forceinline__ int64_t opaque64(int64_t x) {
     asm volatile("" : "+l"(x));
     return x;
 }
+template <class P>
+__device__ __forceinline__ P *opaque_ptr(P *x) {
+    asm volatile("" : "+l"(x));
+    return x;
+}
 
 // ---------------------------------------------------------------------------------
 // Thread-per-element / warp-group kernel
@@ -119,8 +124,13 @@ struct WarpShape {
     static constexpr int CG = cmin(G, NB);       // threads of a group across columns
     static constexpr int RG = G / CG;            // ... and across rows
     static constexpr int MA = (MB + RG - 1) / RG, NBB = NB / CG;  // a thread's tile
-    static constexpr int RSA = pad_odd(KB), ESA = pad_odd(MB * RSA);
-    static constexpr int RSB = pad_odd(NB), ESB = pad_group(KB * RSB, CG);
+    // Shared memory: element q's A at q * ESA (rows RSA apart), B at q * ESB, C at q * ESC.
+    // The element strides are odd (in groups of CG): a load of the warp's EW elements
+    // meets no bank conflict. The threads of a group read one row of A (RG = 1) and
+    // consecutive entries of a row of B, so rows need no padding but for RG > 1 (the
+    // staging of a swapped operand, whose copies land RS apart, may meet 2-way conflicts).
+    static constexpr int RSA = RG > 1 ? pad_odd(KB) : KB, ESA = pad_odd(MB * RSA);
+    static constexpr int RSB = NB, ESB = pad_group(KB * RSB, CG);
     static constexpr int ESC = pad_group(MB * NB, CG);
     static constexpr int REGION = EW * cmax(ESA + ESB, ESC);  // elements of T per warp
     static_assert(32 % G == 0 && NB % CG == 0, "group shape");
@@ -130,45 +140,111 @@ __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_grou
 template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-// Copies the fast grids of a warp's EW elements into shared memory at
-// q * ES + x * RS + y (logical (x, y)), in memory order: AoS element by element, row by
-// row; SoA entry by entry, the EW elements of an entry together. FR, FC: the fast grid's
-// size when known at compile time, else 0. Each entry by cp.async (no registers held
-// while it is in flight), so a round's copies of A and B are all in flight at once and
-// the warp waits for memory once a round (cp_wait<0>, then __syncwarp).
+// Position x of the memory-order walk over a warp's EW elements' R x C grids, as element
+// q, row r and column c: AoS element by element, row by row; SoA entry by entry, the EW
+// elements of an entry together. With R, C and EW powers of two the three are bit fields
+// of x, so for x = 32 i + lane they are the lane's fields plus i's (no carries): the
+// compiled-size kernels work out a lane's part once and add i's as constants.
+struct Pos {
+    int q, r, c;
+};
+template <bool SOA>
+__device__ __forceinline__ Pos walk_pos(unsigned x, unsigned ew, unsigned R, unsigned C) {
+    if constexpr (SOA)
+        return {int(x % ew), int(x / ew / C), int(x / ew % C)};
+    else
+        return {int(x / C / R), int(x / C % R), int(x % C)};
+}
+
+// One entry by cp.async where `ok`, else nothing (a predicated copy, no branch).
+template <class T>
+__device__ __forceinline__ void cp_async_one_if(bool ok, T *dst, const T *src) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p cp.async.ca.shared.global [%1], [%2], %3;\n}\n" ::"r"(
+            int(ok)),
+        "r"(s), "l"(src), "n"(int(sizeof(T)))
+        : "memory");
+}
+
+// Copies the fast grids of a warp's EW elements (those of q < rem) into shared memory at
+// q * ES + x * RS + y (logical (x, y)), in memory order. FR, FC: the fast grid's size
+// when known at compile time (powers of two), else 0. Each entry by cp.async (no
+// registers held while it is in flight), so a round's copies of A and B are all in
+// flight at once and the warp waits for memory once a round (cp_wait<0>, then
+// __syncwarp).
 template <class T, bool SOA, int EW, int FR, int FC, int RS, int ES>
-__device__ __forceinline__ void warp_stage_impl(const Opnd<T> &o, int64_t e0, int64_t batch, T *sh, int lane) {
-    const int fr = FR ? FR : o.fr, fc = FC ? FC : o.fc;
-    const int total = EW * fr * fc;
-    constexpr int UNROLL = FR && FC ? (EW * FR * FC + 31) / 32 : 4;  // compiled sizes: all of it
-#pragma unroll UNROLL
-    for (int i = 0; i < (total + 31) / 32; ++i) {
-        const int x = i * 32 + lane;
-        int q, rr, cc;
-        if constexpr (SOA) {
-            q = x % EW;
-            const int t = x / EW;
-            cc = t % fc;
-            rr = t / fc;
-        } else {
-            cc = x % fc;
-            const int t = x / fc;
-            rr = t % fr;
-            q = t / fr;
+__device__ __forceinline__ void warp_stage_impl(const Opnd<T> &o, int64_t e0, int rem, T *sh, int lane) {
+    auto global = [&](Pos x) {
+        return SOA ? (int64_t(x.r) * o.ld + x.c) * o.stride + x.q : x.q * o.stride + int64_t(x.r) * o.ld + x.c;
+    };
+    auto shared = [&](Pos x) { return x.q * ES + (o.swap ? x.c * RS + x.r : x.r * RS + x.c); };
+    if constexpr (FR && FC) {
+        static_assert((EW & (EW - 1)) == 0 && (FR & (FR - 1)) == 0 && (FC & (FC - 1)) == 0 && EW * FR * FC % 32 == 0,
+                      "bit fields");
+        // The source pointer steps from copy to copy (opaque: one pointer live, not one per
+        // copy); the destination's steps are constants but for `swap`.
+        const Pos l = walk_pos<SOA>(lane, EW, FR, FC);
+        const T *src = o.p + (SOA ? e0 : e0 * o.stride) + global(l);
+        T *const dst = sh + shared(l);
+#pragma unroll
+        for (int i = 0; i < EW * FR * FC / 32; ++i) {
+            const Pos f = walk_pos<SOA>(32 * i, EW, FR, FC);
+            if (i > 0) src = opaque_ptr(src + (global(f) - global(walk_pos<SOA>(32 * (i - 1), EW, FR, FC))));
+            cp_async_one_if(l.q + f.q < rem, dst + shared(f), src);
         }
-        const int64_t e = e0 + q, idx = rr * o.ld + cc;
-        if (x < total && e < batch)
-            cp_async_one(sh + q * ES + (o.swap ? cc : rr) * RS + (o.swap ? rr : cc),
-                         o.p + (SOA ? idx * o.stride + e : e * o.stride + idx));
+    } else {
+        const int total = EW * o.fr * o.fc;
+#pragma unroll 4
+        for (int x = lane; x < total; x += 32) {
+            const Pos f = walk_pos<SOA>(x, EW, o.fr, o.fc);
+            if (f.q < rem) cp_async_one(sh + shared(f), o.p + (SOA ? e0 : e0 * o.stride) + global(f));
+        }
     }
 }
 
 template <class T, int EW, int FR, int FC, int RS, int ES>
-__device__ __forceinline__ void warp_stage(const Opnd<T> &o, int64_t e0, int64_t batch, T *sh, int lane) {
+__device__ __forceinline__ void warp_stage(const Opnd<T> &o, int64_t e0, int rem, T *sh, int lane) {
     if (o.soa)
-        warp_stage_impl<T, true, EW, FR, FC, RS, ES>(o, e0, batch, sh, lane);
+        warp_stage_impl<T, true, EW, FR, FC, RS, ES>(o, e0, rem, sh, lane);
     else
-        warp_stage_impl<T, false, EW, FR, FC, RS, ES>(o, e0, batch, sh, lane);
+        warp_stage_impl<T, false, EW, FR, FC, RS, ES>(o, e0, rem, sh, lane);
+}
+
+// C out of shared memory (row-major, q * ESC + i * NB + j) in memory order: alpha * sum
+// (+ beta * C), elements q < rem. M, N: C's size when compiled (powers of two), else 0.
+template <class T, bool SOA, int EW, int M, int N, int NB, int ESC>
+__device__ __forceinline__ void warp_store_c(const Args<T> &g, int64_t e0, int rem, const T *cs, int lane) {
+    const bool read_c = g.beta != T(0);
+    auto store = [&](bool ok, Pos x, T *dst) {
+        if (ok) {
+            T v = g.alpha * cs[x.q * ESC + x.r * NB + x.c];
+            if (read_c) v += g.beta * *dst;
+            *dst = v;
+        }
+    };
+    auto global = [&](Pos x) {
+        return SOA ? (int64_t(x.r) * g.ldc + x.c) * g.sc + x.q : x.q * g.sc + int64_t(x.r) * g.ldc + x.c;
+    };
+    T *const c0 = g.c + (SOA ? e0 : e0 * g.sc);
+    if constexpr (M && N) {
+        static_assert((M & (M - 1)) == 0 && (N & (N - 1)) == 0 && EW * M * N % 32 == 0, "bit fields");
+        const Pos l = walk_pos<SOA>(lane, EW, M, N);
+        T *c = c0 + global(l);
+#pragma unroll
+        for (int i = 0; i < EW * M * N / 32; ++i) {
+            const Pos f = walk_pos<SOA>(32 * i, EW, M, N);
+            if (i > 0) c = opaque_ptr(c + (global(f) - global(walk_pos<SOA>(32 * (i - 1), EW, M, N))));
+            store(l.q + f.q < rem, Pos{l.q + f.q, l.r + f.r, l.c + f.c}, c);
+        }
+    } else {
+        const int total = EW * g.m * g.n;
+#pragma unroll 4
+        for (int x = lane; x < total; x += 32) {
+            const Pos f = walk_pos<SOA>(x, EW, g.m, g.n);
+            store(f.q < rem, f, c0 + global(f));
+        }
+    }
 }
 
 template <class T, int G, int MB, int NB, int KB, bool EXACT>
@@ -186,8 +262,9 @@ __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
     const int64_t nwarps = int64_t(gridDim.x) * (blockDim.x / 32);
 
     for (int64_t e0 = warp * EW; e0 < g.batch; e0 += nwarps * EW) {
-        warp_stage<T, EW, EXACT ? MB : 0, EXACT ? KB : 0, W::RSA, W::ESA>(g.a, e0, g.batch, As, opaque(lane));
-        warp_stage<T, EW, EXACT ? KB : 0, EXACT ? NB : 0, W::RSB, W::ESB>(g.b, e0, g.batch, Bs, opaque(lane));
+        const int rem = int(g.batch - e0 < EW ? g.batch - e0 : EW);  // elements of this round
+        warp_stage<T, EW, EXACT ? MB : 0, EXACT ? KB : 0, W::RSA, W::ESA>(g.a, e0, rem, As, opaque(lane));
+        warp_stage<T, EW, EXACT ? KB : 0, EXACT ? NB : 0, W::RSB, W::ESB>(g.b, e0, rem, Bs, opaque(lane));
         cp_commit();
         cp_wait<0>();
         __syncwarp();
@@ -229,31 +306,10 @@ __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
         __syncwarp();
 
         // C out in memory order (row-major after normalisation).
-        const int total = EW * m * n;
-        const bool read_c = g.beta != T(0);
-#pragma unroll 4
-        for (int x = opaque(lane); x < total; x += 32) {
-            int qq, i, j;
-            if (g.soa_c) {
-                qq = x % EW;
-                const int t = x / EW;
-                j = t % n;
-                i = t / n;
-            } else {
-                j = x % n;
-                const int t = x / n;
-                i = t % m;
-                qq = t / m;
-            }
-            const int64_t e = e0 + qq;
-            if (e < g.batch) {
-                const int64_t idx = int64_t(i) * g.ldc + j;
-                T *dst = g.c + (g.soa_c ? idx * g.sc + e : e * g.sc + idx);
-                T v = g.alpha * Cs[qq * W::ESC + i * NB + j];
-                if (read_c) v += g.beta * *dst;
-                *dst = v;
-            }
-        }
+        if (g.soa_c)
+            warp_store_c<T, true, EW, EXACT ? MB : 0, EXACT ? NB : 0, NB, W::ESC>(g, e0, rem, Cs, opaque(lane));
+        else
+            warp_store_c<T, false, EW, EXACT ? MB : 0, EXACT ? NB : 0, NB, W::ESC>(g, e0, rem, Cs, opaque(lane));
         __syncwarp();
     }
 }
