@@ -2,8 +2,8 @@
 //
 // Ha et al. (2013)'s execution models, chosen by the element's size and the batch count:
 //
-//   thread-per-element (max(m, n, k) <= 4) and warp-group (AoS up to 8; f32 AoS up to
-//     16 on enough elements): one kernel. Each warp
+//   thread-per-element (max(m, n, k) <= 4) and warp-group (AoS up to 8, and up to 16
+//     on enough elements): one kernel. Each warp
 //     owns EW = 32 / G elements at a time (G threads per element, G = 1 for
 //     thread-per-element) and moves them through its own slice of shared memory:
 //     the warp copies A and B of its EW elements in by cp.async in memory order (whole
@@ -1521,9 +1521,12 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
                              m, n, k);
         return kn;
     }
-    // AoS up to 8 (f32: up to 16 on enough elements to fill the device): the warp-groups,
+    // AoS up to 8, and up to 16 on enough elements to fill the device: the warp-groups,
     // staged per warp without block barriers, beat the pipelined kernels (H100: f64 8x8
-    // 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63 against 0.71).
+    // 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63 against 0.71; H200
+    // run 210, f64 16x16 in groups of 16: 0.237 against 0.258). Not for SoA: a warp's 8
+    // or 2 elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8 0.40
+    // against the direct kernel's 0.24, 16x16 1.6 against the lane kernel's 0.23).
     if (aos && big <= 8) {
         kn = square && m == 8 ? warp_kernel<T, 4, 8, 8, 8, true>(Model::WarpGroup)
                               : warp_kernel<T, 4, 8, 8, 8, false>(Model::WarpGroup);
@@ -1532,15 +1535,14 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
                              m, n, k);
         return kn;
     }
-    if constexpr (!D) {
-        if (aos && big <= 16 && !few) {
-            kn = square && m == 16 ? warp_kernel<T, 8, 16, 16, 16, true>(Model::WarpGroup)
-                                   : warp_kernel<T, 8, 16, 16, 16, false>(Model::WarpGroup);
-            kn.why = fmt::format("AoS elements up to 16x16 ({}x{}x{}): 8 threads of a warp per element (4 per "
-                                 "warp), staged per warp without block barriers",
-                                 m, n, k);
-            return kn;
-        }
+    if (aos && big <= 16 && !few) {
+        constexpr int G = D ? 16 : 8;  // (f64 in groups of 8: 16.7 KB of shared memory a warp)
+        kn = square && m == 16 ? warp_kernel<T, G, 16, 16, 16, true>(Model::WarpGroup)
+                               : warp_kernel<T, G, 16, 16, 16, false>(Model::WarpGroup);
+        kn.why = fmt::format("AoS elements up to 16x16 ({}x{}x{}): {} threads of a warp per element ({} per "
+                             "warp), staged per warp without block barriers",
+                             m, n, k, G, 32 / G);
+        return kn;
     }
     // SoA f64 square 8: the direct kernel, operands straight from global memory (H100,
     // tools/gpu-notes.md run 66: 0.313 ms against the pipelined tiles' 0.343; slower for

@@ -81,7 +81,53 @@ struct NarrowArgs {
     int64_t ld_in, ld_out;
     int lg_tc;  // log2 of the narrow side's tile extent TC
     int pitch;  // of a row of the tile in shared memory (an out row)
+    bool vec;   // 4-byte values, AoS -> SoA, TC >= 4, entries and both strides multiples of 4, both
+                // arrays on the 16-byte grid: moved in 16-byte pieces (narrow_vec_tile)
 };
+
+// The vec case's tile: 4 entries of an element in by one 16-byte load, 4 elements of an
+// entry out by one 16-byte store. The tile holds out's rows unpadded (TW values each),
+// their 16-byte granules swizzled: granule q of row c at q ^ s(c), s(c) = (c / 4) * 32 / TC
+// mod 8, so that the reads' stores into the tile (a warp: 32 / (TC / 4) elements times
+// TC / 4 granules of entries) and the writes' 16-byte loads meet no bank conflict.
+template <class T>
+__device__ __forceinline__ void narrow_vec_tile(const NarrowArgs<T> &g, T *tile, int64_t w0, int tid) {
+    static_assert(sizeof(T) == 4, "4-byte values");
+    constexpr int kPieces = kNarrowTile / kUnit / 4;  // 16-byte pieces a thread moves
+    const int lg_tc = g.lg_tc, lg_q = lg_tc - 2, lg_tw = kLgNarrowTile - lg_tc, TW = 1 << lg_tw;
+    const int64_t wide = g.rows, nlen = g.cols;
+    auto swz = [&](int c) { return ((c >> 2) << (5 - lg_tc)) & 7; };
+    uint4 v[kPieces];
+#pragma unroll
+    for (int k = 0; k < kPieces; ++k) {
+        const int ch = tid + k * kUnit, w = ch >> lg_q, c4 = ch & ((1 << lg_q) - 1);
+        v[k] = make_uint4(0, 0, 0, 0);
+        if (w0 + w < wide && 4 * c4 < nlen)
+            v[k] = *reinterpret_cast<const uint4 *>(g.in + (w0 + w) * g.ld_in + 4 * c4);
+    }
+#pragma unroll
+    for (int k = 0; k < kPieces; ++k) {
+        const int ch = tid + k * kUnit, w = ch >> lg_q, c4 = ch & ((1 << lg_q) - 1);
+        T *const t = tile + 4 * c4 * TW + ((((w >> 2) ^ swz(4 * c4))) << 2) + (w & 3);
+        t[0] = v[k].x;
+        t[TW] = v[k].y;
+        t[2 * TW] = v[k].z;
+        t[3 * TW] = v[k].w;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kPieces; ++k) {
+        const int p = tid + k * kUnit, c = p >> (lg_tw - 2), q = p & ((TW >> 2) - 1), r = 4 * q;
+        const uint4 x = *reinterpret_cast<const uint4 *>(tile + c * TW + ((q ^ swz(c)) << 2));
+        T *const dst = g.out + c * g.ld_out + w0 + r;
+        if (c < nlen && w0 + r + 4 <= wide) {
+            *reinterpret_cast<uint4 *>(dst) = x;
+        } else if (c < nlen) {
+            const T xs[4] = {x.x, x.y, x.z, x.w};
+            for (int j = 0; j < 4 && w0 + r + j < wide; ++j) dst[j] = xs[j];
+        }
+    }
+}
 
 // NC: the narrow side is in's columns (AoS -> SoA), else its rows (SoA -> AoS). On the
 // narrow side's pass (NC: the reads, else the writes) each thread keeps one narrow index
@@ -99,6 +145,13 @@ __global__ void __launch_bounds__(1024, sizeof(T) == 4 && NC ? 2 : 1) transpose_
     const int64_t tiles = (wide + TW - 1) / TW;
     for (int64_t t = int64_t(blockIdx.x) * units + unit; t < tiles; t += int64_t(gridDim.x) * units) {
         const int64_t w0 = t * TW;
+        if constexpr (NC && sizeof(T) == 4) {
+            if (g.vec) {
+                narrow_vec_tile(g, tile, w0, tid);
+                __syncthreads();
+                continue;
+            }
+        }
         T v[kPer];
         // The tile holds out's rows: tile[c * P + r] for in's (r, c), tile-relative.
         if constexpr (NC) {
@@ -231,6 +284,9 @@ NarrowArgs<T> narrow_args_of(const TransposeProblem &pb, const void *in, void *o
     g.ld_in = t.ld_in, g.ld_out = t.ld_out;
     g.lg_tc = n.lg_tc;
     g.pitch = n.pitch;
+    auto on16 = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    g.vec = sizeof(T) == 4 && !pb.in.soa && n.lg_tc >= 2 && pb.entries % 4 == 0 && t.ld_in % 4 == 0 &&
+            t.ld_out % 4 == 0 && on16(in) && on16(out);
     return g;
 }
 
