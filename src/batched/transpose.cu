@@ -20,8 +20,12 @@ using namespace apairs::cuda;
 
 namespace {
 
-constexpr int kTile = 32, kRows = 8;  // a tile, and the rows of threads that move it
-constexpr int kUnit = kTile * kRows;  // threads per tile
+// The narrow kernel's threads per tile. The tile kernel's tile, and the rows of threads
+// that move it: 4-byte values 8 a thread, others 4 (the bytes a thread has in flight;
+// H200 run 213).
+constexpr int kUnit = 256, kTile = 32;
+template <class T>
+constexpr int tile_rows = sizeof(T) == 4 ? 4 : 8;
 
 template <class T>
 struct TransposeArgs {
@@ -31,15 +35,16 @@ struct TransposeArgs {
     int64_t ld_in, ld_out;
 };
 
-// out[c * ld_out + r] = in[r * ld_in + c]. A unit of 256 threads moves one tile (each
-// thread 4 values: all four loads in flight before the stores); a block of several
+// out[c * ld_out + r] = in[r * ld_in + c]. A unit of 32 x kRows threads moves one tile
+// (each thread 32 / kRows values: all its loads in flight before the stores); a block of several
 // units moves several tiles at once, and tiles beyond the grid come in a grid stride.
 // The tile's row of 33 entries keeps the column reads free of bank conflicts.
 template <class T>
 __global__ void transpose_kernel(const TransposeArgs<T> g) {
     extern __shared__ __align__(16) unsigned char transpose_smem[];
-    const int unit = threadIdx.x / kUnit, units = blockDim.x / kUnit;
-    const int tx = threadIdx.x % kTile, ty = (threadIdx.x % kUnit) / kTile;
+    constexpr int kRows = tile_rows<T>, kU = kTile * kRows;
+    const int unit = threadIdx.x / kU, units = blockDim.x / kU;
+    const int tx = threadIdx.x % kTile, ty = (threadIdx.x % kU) / kTile;
     T(*tile)[kTile + 1] = reinterpret_cast<T(*)[kTile + 1]>(transpose_smem) + unit * kTile;
     const int64_t tiles_c = (g.cols + kTile - 1) / kTile;
     const int64_t tiles = (g.rows + kTile - 1) / kTile * tiles_c;
@@ -82,7 +87,8 @@ struct NarrowArgs {
     int lg_tc;  // log2 of the narrow side's tile extent TC
     int pitch;  // of a row of the tile in shared memory (an out row)
     bool vec;   // 4-byte values, AoS -> SoA, TC >= 4, entries and both strides multiples of 4, both
-                // arrays on the 16-byte grid: moved in 16-byte pieces (narrow_vec_tile)
+                // arrays on the 16-byte grid: moved in 16-byte pieces (narrow_vec_tile; the plan's
+                // kernel where the shape allows it, the scalar one for arrays off the grid)
 };
 
 // The vec case's tile: 4 entries of an element in by one 16-byte load, 4 elements of an
@@ -132,7 +138,9 @@ __device__ __forceinline__ void narrow_vec_tile(const NarrowArgs<T> &g, T *tile,
 // NC: the narrow side is in's columns (AoS -> SoA), else its rows (SoA -> AoS). On the
 // narrow side's pass (NC: the reads, else the writes) each thread keeps one narrow index
 // and walks the wide side by kUnit / TC, so its addresses are one pointer and a step.
-template <class T, bool NC>
+// VEC (4-byte values, NC, NarrowArgs::vec): narrow_vec_tile, a kernel of its own (in one
+// with the scalar walk, both fit 32 registers no more).
+template <class T, bool NC, bool VEC = false>
 __global__ void __launch_bounds__(1024, sizeof(T) == 4 && NC ? 2 : 1) transpose_narrow_kernel(const NarrowArgs<T> g) {
     extern __shared__ __align__(16) unsigned char transpose_smem[];
     constexpr int kPer = kNarrowTile / kUnit;
@@ -145,12 +153,10 @@ __global__ void __launch_bounds__(1024, sizeof(T) == 4 && NC ? 2 : 1) transpose_
     const int64_t tiles = (wide + TW - 1) / TW;
     for (int64_t t = int64_t(blockIdx.x) * units + unit; t < tiles; t += int64_t(gridDim.x) * units) {
         const int64_t w0 = t * TW;
-        if constexpr (NC && sizeof(T) == 4) {
-            if (g.vec) {
-                narrow_vec_tile(g, tile, w0, tid);
-                __syncthreads();
-                continue;
-            }
+        if constexpr (VEC) {
+            narrow_vec_tile(g, tile, w0, tid);
+            __syncthreads();
+            continue;
         }
         T v[kPer];
         // The tile holds out's rows: tile[c * P + r] for in's (r, c), tile-relative.
@@ -200,7 +206,7 @@ KernelSpec spec() {
     KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&transpose_kernel<T>);
     k.model = Model::Tiles;
-    k.unit_threads = kUnit;
+    k.unit_threads = kTile * tile_rows<T>;
     k.unit_elements = 1;  // a unit moves one tile
     k.unit_shared = int64_t(kTile) * (kTile + 1) * int64_t(sizeof(T));
     k.name = fmt::format("transpose<{}-byte values, {}x{} tiles>", sizeof(T), kTile, kTile);
@@ -229,18 +235,27 @@ Narrow narrow_of(const TransposeProblem &pb) {
 bool is_narrow(const TransposeProblem &pb) {
     return pb.entries <= kNarrow && (pb.elem_size() == 4 || pb.elem_size() == 8);
 }
+// The shapes of the narrow kernel's 16-byte pieces (NarrowArgs::vec, but for the arrays'
+// alignment, which only the launch sees).
+bool vec_shape(const TransposeProblem &pb) {
+    return pb.elem_size() == 4 && !pb.in.soa && narrow_of(pb).lg_tc >= 2 && pb.entries % 4 == 0 &&
+           pb.in.stride % 4 == 0 && pb.out.stride % 4 == 0;
+}
 
 template <class T>
 KernelSpec narrow_spec(const TransposeProblem &pb) {
     const Narrow n = narrow_of(pb);
     KernelSpec k;
+    const bool vec = sizeof(T) == 4 && vec_shape(pb);
     k.fn = pb.in.soa ? reinterpret_cast<const void *>(&transpose_narrow_kernel<T, false>)
+           : vec     ? reinterpret_cast<const void *>(&transpose_narrow_kernel<T, true, sizeof(T) == 4>)
                      : reinterpret_cast<const void *>(&transpose_narrow_kernel<T, true>);
     k.model = Model::Tiles;
     k.unit_threads = kUnit;
     k.unit_elements = 1;  // a unit moves one tile
     k.unit_shared = int64_t(n.tile_rows) * n.pitch * int64_t(sizeof(T));
-    k.name = fmt::format("transpose_narrow<{}-byte values, {} x {} tiles>", sizeof(T), n.tw, 1 << n.lg_tc);
+    k.name = fmt::format("transpose_narrow<{}-byte values{}, {} x {} tiles>", sizeof(T),
+                         vec ? " in 16-byte pieces" : "", n.tw, 1 << n.lg_tc);
     k.why = fmt::format("{} entries per element: a tile holds all of them for {} elements, so that the reads and "
                         "writes of every warp run along 32 consecutive values",
                         pb.entries, n.tw);
@@ -285,8 +300,7 @@ NarrowArgs<T> narrow_args_of(const TransposeProblem &pb, const void *in, void *o
     g.lg_tc = n.lg_tc;
     g.pitch = n.pitch;
     auto on16 = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    g.vec = sizeof(T) == 4 && !pb.in.soa && n.lg_tc >= 2 && pb.entries % 4 == 0 && t.ld_in % 4 == 0 &&
-            t.ld_out % 4 == 0 && on16(in) && on16(out);
+    g.vec = vec_shape(pb) && on16(in) && on16(out);
     return g;
 }
 
@@ -301,9 +315,18 @@ void launch_transpose_cuda(const TransposeProblem &pb, const CudaConfig &cfg, vo
                            void *out) {
     DeviceScope scope(cfg.device);
     constexpr const char *what = "batched transpose kernel launch";
-    if (is_narrow(pb))
-        return pb.elem_size() == 8 ? launch_planned(cfg, stream, narrow_args_of<uint64_t>(pb, in, out), what)
-                                   : launch_planned(cfg, stream, narrow_args_of<uint32_t>(pb, in, out), what);
+    if (is_narrow(pb) && pb.elem_size() == 8) return launch_planned(cfg, stream, narrow_args_of<uint64_t>(pb, in, out), what);
+    if (is_narrow(pb)) {
+        // Planned for 16-byte pieces, given arrays off the 16-byte grid (or a chunk of the
+        // staging whose strides are not multiples of 4): the scalar kernel (the same tile,
+        // shared memory and register cap).
+        const NarrowArgs<uint32_t> g = narrow_args_of<uint32_t>(pb, in, out);
+        if (g.vec || cfg.kernel != reinterpret_cast<const void *>(&transpose_narrow_kernel<uint32_t, true, true>))
+            return launch_planned(cfg, stream, g, what);
+        CudaConfig scalar = cfg;
+        scalar.kernel = reinterpret_cast<const void *>(&transpose_narrow_kernel<uint32_t, true>);
+        return launch_planned(scalar, stream, g, what);
+    }
     switch (pb.elem_size()) {
     case 8: return launch_planned(cfg, stream, args_of<uint64_t>(pb, in, out), what);
     case 4: return launch_planned(cfg, stream, args_of<uint32_t>(pb, in, out), what);
