@@ -15,8 +15,8 @@
 #                                       suite under memcheck, racecheck, initcheck and
 #                                       synccheck; --no-tests: the benchmarks alone;
 #                                       --profile: ncu (--set full) on one warm launch of
-#                                       each batched row listed below, the reports and
-#                                       their text pages in profiles.tgz
+#                                       each batched row listed below, the reports, their
+#                                       details and SASS source pages in profiles.tgz
 # Logs go to $OUT (or /tmp/apairs-device); a summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -139,16 +139,20 @@ PY
   grep -E '^(apairs|#).*(potrf|chol)' "$out/batched.log" | head -2
 fi
 if [[ " $* " == *" --profile "* ]]; then
-  # The batched rows that miss their targets on the H200 (run 207 of the notes), one warm
-  # launch each (the bench's first launch skipped) under ncu's full set of sections.
+  # The batched rows that miss their targets on the H200 (run 215 of the notes), one warm
+  # launch each (the bench's first launch skipped) under ncu's full set of sections; the
+  # text of each report's details and of its SASS with per-instruction counters and stall
+  # samples (the source page).
   export PATH="/usr/local/cuda/bin:$PATH"
-  prof=("gemm AoS float64&n=4 " "gemm AoS float64&n=8 " "gemm AoS float64&n=32 " "gemm SoA float64&n=64 "
-        "gemv AoS float32&n=8 " "potrf AoS float32&n=32 " "getrf AoS float64&n=32 " "transpose AoS->SoA float32&n=4 ")
+  prof=("gemm SoA float64&n=8 " "gemm AoS float64&n=16 " "gemm AoS float64&n=32 " "gemv AoS float32&n=8 "
+        "gemv AoS float64&n=32 " "potrf AoS float32&n=32 " "dot AoS float64&n=16 " "transpose AoS->SoA float32&n=16 ")
   for i in "${!prof[@]}"; do
-    ncu --set full --clock-control none -k 'regex:(gemm|getrf|getrs|potrf|potrs|transpose|vec)_' --launch-skip 1 --launch-count 1 -f \
-      -o "$out/prof$i" "$b/tools/apairs_bench" --suite batched --only "${prof[$i]}" >"$out/prof$i.log" 2>&1
+    ncu --set full --import-source no --clock-control none -k 'regex:(gemm|getrf|getrs|potrf|potrs|transpose|vec)_' \
+      --launch-skip 1 --launch-count 1 -f -o "$out/prof$i" "$b/tools/apairs_bench" --suite batched --only "${prof[$i]}" \
+      >"$out/prof$i.log" 2>&1
     note "ncu '${prof[$i]}' rc=$?"
     ncu --import "$out/prof$i.ncu-rep" --page details >"$out/prof$i.txt" 2>&1
+    ncu --import "$out/prof$i.ncu-rep" --page source --print-source sass --csv >"$out/prof$i.sass.csv" 2>&1
   done
   (cd "$out" && tar czf profiles.tgz prof[0-9]* && rm -f prof[0-9]*)
 fi
