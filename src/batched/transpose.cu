@@ -315,7 +315,8 @@ void launch_transpose_cuda(const TransposeProblem &pb, const CudaConfig &cfg, vo
                            void *out) {
     DeviceScope scope(cfg.device);
     constexpr const char *what = "batched transpose kernel launch";
-    if (is_narrow(pb) && pb.elem_size() == 8) return launch_planned(cfg, stream, narrow_args_of<uint64_t>(pb, in, out), what);
+    if (is_narrow(pb) && pb.elem_size() == 8)
+        return launch_planned(cfg, stream, narrow_args_of<uint64_t>(pb, in, out), what);
     if (is_narrow(pb)) {
         // Planned for 16-byte pieces, given arrays off the 16-byte grid (or a chunk of the
         // staging whose strides are not multiples of 4): the scalar kernel (the same tile,

@@ -11,26 +11,16 @@
 
 #include "apairs.h"
 #include "catch.hpp"
+#include "cuda_checks.hpp"
 
-namespace {
-
-void cuda_ok(cudaError_t e) {
-    INFO(cudaGetErrorString(e));
-    REQUIRE(e == cudaSuccess);
-}
-
-void ok(apairs_status_t s) {
-    INFO(apairs_status_string(s) << ": " << apairs_last_error());
-    REQUIRE(s == APAIRS_SUCCESS);
-}
-
-}  // namespace
+using test::api_ok;
+using test::cuda_ok;
 
 TEST_CASE("batched CUDA: a transpose planned for 16-byte pieces moves arrays off the 16-byte grid",
           "[cuda][batched][transpose]") {
     std::mt19937_64 rng(std::random_device{}());
     apairs_context_t ctx = nullptr;
-    ok(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0));
+    api_ok(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0));
     for (int64_t entries : {4, 16})
         for (int64_t batch : {3, 4099})
             for (int shift : {0, 1, 2}) {  // in, out, or both one value off the grid
@@ -48,11 +38,11 @@ TEST_CASE("batched CUDA: a transpose planned for 16-byte pieces moves arrays off
                 cuda_ok(cudaMemcpy(pin, in.data(), in_n * sizeof(float), cudaMemcpyHostToDevice));
                 cuda_ok(cudaMemcpy(pout, out.data(), out_n * sizeof(float), cudaMemcpyHostToDevice));
                 apairs_plan_t plan = nullptr;
-                ok(apairs_plan_create_transpose_batched(&plan, ctx, APAIRS_DTYPE_F32, APAIRS_LAYOUT_SOA, entries,
-                                                        si, so, batch));
+                api_ok(apairs_plan_create_transpose_batched(&plan, ctx, APAIRS_DTYPE_F32, APAIRS_LAYOUT_SOA, entries,
+                                                            si, so, batch));
                 const apairs_status_t st = apairs_plan_execute_transpose(plan, pin, pout);
                 apairs_plan_destroy(plan);
-                ok(st);
+                api_ok(st);
                 cuda_ok(cudaMemcpy(out.data(), pout, out_n * sizeof(float), cudaMemcpyDeviceToHost));
                 cudaFree(din);
                 cudaFree(dout);

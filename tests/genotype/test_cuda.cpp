@@ -13,18 +13,12 @@
 
 #include "apairs.h"
 #include "catch.hpp"
+#include "cuda_checks.hpp"
 
 namespace {
 
-void cuda_ok(cudaError_t e) {
-    INFO(cudaGetErrorString(e));
-    REQUIRE(e == cudaSuccess);
-}
-
-void api_ok(apairs_status_t s) {
-    INFO(apairs_last_error());
-    REQUIRE(s == APAIRS_SUCCESS);
-}
+using test::api_ok;
+using test::cuda_ok;
 
 // D of one plan on `backend`; A, B and D device memory on CUDA.
 template <class O>

@@ -13,6 +13,7 @@
 
 #include "apairs.h"
 #include "catch.hpp"
+#include "cuda_checks.hpp"
 #include "common/occupancy.hpp"
 #include "cuda/device.hpp"
 #include "pairwise/bounds.hpp"
@@ -20,10 +21,7 @@
 
 namespace {
 
-void cuda_ok(cudaError_t e) {
-    INFO(cudaGetErrorString(e));
-    REQUIRE(e == cudaSuccess);
-}
+using test::cuda_ok;
 
 // Row i of A against row j of B (rows of d): a.b, sum |a_k b_k|, |a|^2, |b|^2 in long double.
 struct DotSums {

@@ -14,22 +14,16 @@
 
 #include "apairs.h"
 #include "catch.hpp"
+#include "cuda_checks.hpp"
 
 namespace {
 
-void cuda_ok(cudaError_t e) {
-    INFO(cudaGetErrorString(e));
-    REQUIRE(e == cudaSuccess);
-}
-
-void ok(apairs_status_t s) {
-    INFO(apairs_status_string(s) << ": " << apairs_last_error());
-    REQUIRE(s == APAIRS_SUCCESS);
-}
+using test::api_ok;
+using test::cuda_ok;
 
 struct Ctx {
     apairs_context_t h = nullptr;
-    explicit Ctx(int32_t backend) { ok(apairs_context_create(&h, backend, 0)); }
+    explicit Ctx(int32_t backend) { api_ok(apairs_context_create(&h, backend, 0)); }
     ~Ctx() { apairs_context_destroy(h); }
 };
 
@@ -54,7 +48,7 @@ struct Dev {
 
 std::string describe(apairs_plan_t p) {
     char buf[4096];
-    ok(apairs_plan_describe(p, buf, sizeof buf, nullptr));
+    api_ok(apairs_plan_describe(p, buf, sizeof buf, nullptr));
     return buf;
 }
 
@@ -88,18 +82,18 @@ Hist histogram(int32_t backend, int32_t metric, bool autopairs, const std::vecto
     const int64_t nb = u ? u->nbins : int64_t(edges.size()) - 1;
     const int32_t pairs = autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS;
     if (u)
-        ok(apairs_plan_create_histogram_uniform(&p.h, ctx.h, pairs, metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, nb,
-                                                u->rmin, u->rmax, 0, nullptr));
+        api_ok(apairs_plan_create_histogram_uniform(&p.h, ctx.h, pairs, metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d,
+                                                    nb, u->rmin, u->rmax, 0, nullptr));
     else
-        ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, pairs, metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, nb,
-                                              edges.data(), 0, nullptr));
+        api_ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, pairs, metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, nb,
+                                                  edges.data(), 0, nullptr));
     Hist h;
     h.plan = describe(p.h);
     h.counts.assign(size_t(nb + 2), -7);
     h.sums.assign(size_t(nb + 2), -7);
     if (backend == APAIRS_BACKEND_HOST) {
-        if (wa) ok(apairs_plan_execute_histogram_weighted(p.h, A.data(), B.data(), wa->data(), wb->data(), h.counts.data(), h.sums.data()));
-        else ok(apairs_plan_execute_histogram(p.h, A.data(), B.data(), h.counts.data()));
+        if (wa) api_ok(apairs_plan_execute_histogram_weighted(p.h, A.data(), B.data(), wa->data(), wb->data(), h.counts.data(), h.sums.data()));
+        else api_ok(apairs_plan_execute_histogram(p.h, A.data(), B.data(), h.counts.data()));
         return h;
     }
     Dev<float> dA(A), dB(B);
@@ -107,11 +101,11 @@ Hist histogram(int32_t backend, int32_t metric, bool autopairs, const std::vecto
     Dev<double> ds(h.sums);
     if (wa) {
         Dev<double> dwa(*wa), dwb(*wb);
-        ok(apairs_plan_execute_histogram_weighted(p.h, dA.p, dB.p, dwa.p, dwb.p, dc.p, ds.p));
+        api_ok(apairs_plan_execute_histogram_weighted(p.h, dA.p, dB.p, dwa.p, dwb.p, dc.p, ds.p));
         cuda_ok(cudaDeviceSynchronize());
         h.sums = ds.get();
     } else {
-        ok(apairs_plan_execute_histogram(p.h, dA.p, dB.p, dc.p));
+        api_ok(apairs_plan_execute_histogram(p.h, dA.p, dB.p, dc.p));
     }
     cuda_ok(cudaDeviceSynchronize());
     h.counts = dc.get();
@@ -193,11 +187,11 @@ TEST_CASE("two-body CUDA: pair counts (one radius in a register, several in shar
             for (int32_t backend : {APAIRS_BACKEND_HOST, APAIRS_BACKEND_CUDA}) {
                 Ctx ctx(backend);
                 Plan p;
-                ok(apairs_plan_create_pair_counts(&p.h, ctx.h, APAIRS_PAIRS_AUTO, APAIRS_METRIC_SQEUCLIDEAN, 0,
-                                                  APAIRS_DTYPE_F32, int64_t(A.size()) / d, 0, d, d, 0,
-                                                  int64_t(radii.size()), radii.data(), 0, nullptr));
-                ok(apairs_plan_execute_pair_counts(p.h, A.data(), nullptr,
-                                                   (backend == APAIRS_BACKEND_HOST ? host : dev).data()));
+                api_ok(apairs_plan_create_pair_counts(&p.h, ctx.h, APAIRS_PAIRS_AUTO, APAIRS_METRIC_SQEUCLIDEAN, 0,
+                                                      APAIRS_DTYPE_F32, int64_t(A.size()) / d, 0, d, d, 0,
+                                                      int64_t(radii.size()), radii.data(), 0, nullptr));
+                api_ok(apairs_plan_execute_pair_counts(p.h, A.data(), nullptr,
+                                                       (backend == APAIRS_BACKEND_HOST ? host : dev).data()));
             }
             INFO("d = " << d << ", " << radii.size() << " radii");
             CHECK(dev == host);
@@ -220,19 +214,19 @@ TEST_CASE("two-body CUDA: kNN lists in registers and in local memory equal the h
                 {
                     Ctx ctx(APAIRS_BACKEND_HOST);
                     Plan p;
-                    ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
-                                              metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
-                    ok(apairs_plan_execute_knn(p.h, A.data(), B.data(), hi.data(), hd.data()));
+                    api_ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
+                                                  metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
+                    api_ok(apairs_plan_execute_knn(p.h, A.data(), B.data(), hi.data(), hd.data()));
                 }
                 {
                     Ctx ctx(APAIRS_BACKEND_CUDA);
                     Plan p;
-                    ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
-                                              metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
+                    api_ok(apairs_plan_create_knn(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
+                                                  metric, 0, APAIRS_DTYPE_F32, n1, n2, d, d, d, k));
                     Dev<float> dA(A), dB(B);
                     Dev<int64_t> di(ci);
                     Dev<float> dd(cd);
-                    ok(apairs_plan_execute_knn(p.h, dA.p, dB.p, di.p, dd.p));
+                    api_ok(apairs_plan_execute_knn(p.h, dA.p, dB.p, di.p, dd.p));
                     cuda_ok(cudaDeviceSynchronize());
                     ci = di.get(), cd = dd.get();
                 }
@@ -248,8 +242,8 @@ TEST_CASE("two-body CUDA: a bad weight on the device writes nothing", "[cuda][tw
     Ctx ctx(APAIRS_BACKEND_CUDA);
     Plan p;
     const double edges[] = {0, 1, 2};
-    ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, 100, 0,
-                                          3, 3, 0, 2, edges, 0, nullptr));
+    api_ok(apairs_plan_create_histogram_edges(&p.h, ctx.h, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32,
+                                              100, 0, 3, 3, 0, 2, edges, 0, nullptr));
     std::vector<float> A(300, 0.5f);
     std::vector<double> w(100, 1.0);
     w[50] = 1e9;
@@ -279,17 +273,17 @@ TEST_CASE("two-body CUDA: a later plan of the same kernel does not undo an earli
     auto run = [&](int32_t backend, int64_t nbins, bool later_plan) {
         Ctx ctx(backend);
         Plan x, y;
-        ok(apairs_plan_create_histogram_uniform(&x.h, ctx.h, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L1, 0,
-                                                APAIRS_DTYPE_F64, n, n, d, d, d, nbins, 0, 48, 0, nullptr));
+        api_ok(apairs_plan_create_histogram_uniform(&x.h, ctx.h, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L1, 0,
+                                                    APAIRS_DTYPE_F64, n, n, d, d, d, nbins, 0, 48, 0, nullptr));
         if (later_plan)
-            ok(apairs_plan_create_histogram_uniform(&y.h, ctx.h, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L1, 0,
-                                                    APAIRS_DTYPE_F64, n, n, d, d, d, nbins - 1000, 0, 48, 0,
-                                                    nullptr));
+            api_ok(apairs_plan_create_histogram_uniform(&y.h, ctx.h, APAIRS_PAIRS_CROSS, APAIRS_METRIC_L1, 0,
+                                                        APAIRS_DTYPE_F64, n, n, d, d, d, nbins - 1000, 0, 48, 0,
+                                                        nullptr));
         Hist h;
         h.counts.assign(size_t(nbins + 2), -7);
         h.sums.assign(size_t(nbins + 2), -7);
-        ok(apairs_plan_execute_histogram_weighted(x.h, A.data(), B.data(), wa.data(), wb.data(), h.counts.data(),
-                                                  h.sums.data()));
+        api_ok(apairs_plan_execute_histogram_weighted(x.h, A.data(), B.data(), wa.data(), wb.data(), h.counts.data(),
+                                                      h.sums.data()));
         return h;
     };
     const Hist host = run(APAIRS_BACKEND_HOST, 4000, false), cuda = run(APAIRS_BACKEND_CUDA, 4000, true);
