@@ -139,7 +139,7 @@ PY
   grep -E '^(apairs|#).*(potrf|chol)' "$out/batched.log" | head -2
 fi
 if [[ " $* " == *" --profile "* ]]; then
-  # The batched rows that miss their targets on the H200 (run 215 of the notes), one warm
+  # The batched rows that miss their targets on the H200 (runs 209-214 of the notes), one warm
   # launch each (the bench's first launch skipped) under ncu's full set of sections; the
   # text of each report's details and of its SASS with per-instruction counters and stall
   # samples (the source page).

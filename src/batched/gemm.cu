@@ -126,11 +126,12 @@ struct WarpShape {
     static constexpr int MA = (MB + RG - 1) / RG, NBB = NB / CG;  // a thread's tile
     // Shared memory: element q's A at q * ESA (rows RSA apart), B at q * ESB, C at q * ESC.
     // The element strides are odd (in groups of CG): a load of the warp's EW elements
-    // meets no bank conflict. The threads of a group read one row of A (RG = 1) and
-    // consecutive entries of a row of B, so rows need no padding but for RG > 1 (the
-    // staging of a swapped operand, whose copies land RS apart, may meet 2-way conflicts).
-    static constexpr int RSA = RG > 1 ? pad_odd(KB) : KB, ESA = pad_odd(MB * RSA);
-    static constexpr int RSB = NB, ESB = pad_group(KB * RSB, CG);
+    // meets no bank conflict. Rows are padded to an odd length for groups (G > 1), where
+    // a swapped operand's staging copies land RS apart (unpadded: 4- to 16-way conflicts
+    // at 8 x 8 and 16 x 16); thread-per-element's 4 x 4 and 2 x 2 need none (a warp's
+    // copies cover whole elements) and keep the shared memory.
+    static constexpr int RSA = G > 1 ? pad_odd(KB) : KB, ESA = pad_odd(MB * RSA);
+    static constexpr int RSB = G > 1 ? pad_odd(NB) : NB, ESB = pad_group(KB * RSB, CG);
     static constexpr int ESC = pad_group(MB * NB, CG);
     static constexpr int REGION = EW * cmax(ESA + ESB, ESC);  // elements of T per warp
     static_assert(32 % G == 0 && NB % CG == 0, "group shape");

@@ -25,7 +25,7 @@ namespace {
 // H200 run 213).
 constexpr int kUnit = 256, kTile = 32;
 template <class T>
-constexpr int tile_rows = sizeof(T) == 4 ? 4 : 8;
+constexpr int thread_rows = sizeof(T) == 4 ? 4 : 8;
 
 template <class T>
 struct TransposeArgs {
@@ -42,7 +42,7 @@ struct TransposeArgs {
 template <class T>
 __global__ void transpose_kernel(const TransposeArgs<T> g) {
     extern __shared__ __align__(16) unsigned char transpose_smem[];
-    constexpr int kRows = tile_rows<T>, kU = kTile * kRows;
+    constexpr int kRows = thread_rows<T>, kU = kTile * kRows;
     const int unit = threadIdx.x / kU, units = blockDim.x / kU;
     const int tx = threadIdx.x % kTile, ty = (threadIdx.x % kU) / kTile;
     T(*tile)[kTile + 1] = reinterpret_cast<T(*)[kTile + 1]>(transpose_smem) + unit * kTile;
@@ -74,7 +74,8 @@ __global__ void transpose_kernel(const TransposeArgs<T> g) {
 // of the wide side, every thread moving 8 values (all loads in flight before the stores).
 // The reads of a warp cover 32 consecutive values of `in` in its row order, the writes 32
 // of `out` in its own; the tile is held as out's rows, each padded so that neither phase
-// meets more than a 2-way bank conflict.
+// meets more than a 2-way bank conflict (the 16-byte kernel's tile instead: unpadded,
+// swizzled; narrow_vec_tile).
 constexpr int kNarrow = 16, kLgNarrowTile = 11, kNarrowTile = 1 << kLgNarrowTile;
 static_assert(kNarrowTile % kUnit == 0, "whole values per thread");
 
@@ -206,7 +207,7 @@ KernelSpec spec() {
     KernelSpec k;
     k.fn = reinterpret_cast<const void *>(&transpose_kernel<T>);
     k.model = Model::Tiles;
-    k.unit_threads = kTile * tile_rows<T>;
+    k.unit_threads = kTile * thread_rows<T>;
     k.unit_elements = 1;  // a unit moves one tile
     k.unit_shared = int64_t(kTile) * (kTile + 1) * int64_t(sizeof(T));
     k.name = fmt::format("transpose<{}-byte values, {}x{} tiles>", sizeof(T), kTile, kTile);
@@ -248,7 +249,7 @@ KernelSpec narrow_spec(const TransposeProblem &pb) {
     KernelSpec k;
     const bool vec = sizeof(T) == 4 && vec_shape(pb);
     k.fn = pb.in.soa ? reinterpret_cast<const void *>(&transpose_narrow_kernel<T, false>)
-           : vec     ? reinterpret_cast<const void *>(&transpose_narrow_kernel<T, true, sizeof(T) == 4>)
+           : vec     ? reinterpret_cast<const void *>(&transpose_narrow_kernel<T, true, sizeof(T) == 4>)  // (vec: 4-byte T)
                      : reinterpret_cast<const void *>(&transpose_narrow_kernel<T, true>);
     k.model = Model::Tiles;
     k.unit_threads = kUnit;

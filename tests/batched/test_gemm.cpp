@@ -136,9 +136,14 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{4, 4, 4, 4099, true, false, false, false, 1, 3, 2.0, -1.0});
     cs.push_back(Case{2, 2, 2, 65537, false, true, true, false, 0, 0, 1.0, 1.0});
     // Sizes 9 to 16 on enough elements to fill the device (64 per SM on a 132-SM part):
-    // the CUDA engine's warp-group model with 8 threads per element.
+    // the CUDA engine's warp-group model (8 threads per element in float, 16 in double),
+    // AoS at compiled and run-time sizes, with transposed (swapped) operands, and SoA.
     cs.push_back(Case{16, 16, 16, 9001, false, false, false, true, 0, 1, 1.0, 0.0});
+    cs.push_back(Case{16, 16, 16, 9001, true, false, false, true, 0, 0, -0.5, 1.0});
+    cs.push_back(Case{16, 16, 16, 9001, false, true, false, false, 0, 2, 1.0, 0.0});
+    cs.push_back(Case{12, 10, 14, 9001, true, false, false, true, 1, 3, 1.0, 0.5});
     cs.push_back(Case{12, 10, 14, 9001, true, true, true, false, 1, 3, -0.5, 2.0});
+    cs.push_back(Case{8, 8, 8, 4099, true, true, false, true, 0, 0, 1.0, 0.0});
     // C past 32 MiB with beta = 0, rows of op(B) and C contiguous: the host engine stores C
     // past the caches (non-temporal stores, x86 with AVX2).
     cs.push_back(Case{8, 8, 8, 65537 * int64_t(8 / sizeof(T)), true, false, false, true, 0, 0, -0.75, 0.0});
