@@ -87,9 +87,6 @@ struct NarrowArgs {
     int64_t ld_in, ld_out;
     int lg_tc;  // log2 of the narrow side's tile extent TC
     int pitch;  // of a row of the tile in shared memory (an out row)
-    bool vec;   // 4-byte values, AoS -> SoA, TC >= 4, entries and both strides multiples of 4, both
-                // arrays on the 16-byte grid: moved in 16-byte pieces (narrow_vec_tile; the plan's
-                // kernel where the shape allows it, the scalar one for arrays off the grid)
 };
 
 // The vec case's tile: 4 entries of an element in by one 16-byte load, 4 elements of an
@@ -139,8 +136,8 @@ __device__ __forceinline__ void narrow_vec_tile(const NarrowArgs<T> &g, T *tile,
 // NC: the narrow side is in's columns (AoS -> SoA), else its rows (SoA -> AoS). On the
 // narrow side's pass (NC: the reads, else the writes) each thread keeps one narrow index
 // and walks the wide side by kUnit / TC, so its addresses are one pointer and a step.
-// VEC (4-byte values, NC, NarrowArgs::vec): narrow_vec_tile, a kernel of its own (in one
-// with the scalar walk, both fit 32 registers no more).
+// VEC (4-byte values, NC; vec_shape and both arrays on the 16-byte grid): narrow_vec_tile,
+// a kernel of its own (in one with the scalar walk, both fit 32 registers no more).
 template <class T, bool NC, bool VEC = false>
 __global__ void __launch_bounds__(1024, sizeof(T) == 4 && NC ? 2 : 1) transpose_narrow_kernel(const NarrowArgs<T> g) {
     extern __shared__ __align__(16) unsigned char transpose_smem[];
@@ -236,8 +233,9 @@ Narrow narrow_of(const TransposeProblem &pb) {
 bool is_narrow(const TransposeProblem &pb) {
     return pb.entries <= kNarrow && (pb.elem_size() == 4 || pb.elem_size() == 8);
 }
-// The shapes of the narrow kernel's 16-byte pieces (NarrowArgs::vec, but for the arrays'
-// alignment, which only the launch sees).
+// The shapes of the narrow kernel's 16-byte pieces (4-byte values, AoS -> SoA, TC >= 4,
+// entries and both strides multiples of 4); the launch also needs both arrays on the
+// 16-byte grid.
 bool vec_shape(const TransposeProblem &pb) {
     return pb.elem_size() == 4 && !pb.in.soa && narrow_of(pb).lg_tc >= 2 && pb.entries % 4 == 0 &&
            pb.in.stride % 4 == 0 && pb.out.stride % 4 == 0;
@@ -300,8 +298,6 @@ NarrowArgs<T> narrow_args_of(const TransposeProblem &pb, const void *in, void *o
     g.ld_in = t.ld_in, g.ld_out = t.ld_out;
     g.lg_tc = n.lg_tc;
     g.pitch = n.pitch;
-    auto on16 = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    g.vec = vec_shape(pb) && on16(in) && on16(out);
     return g;
 }
 
@@ -323,7 +319,9 @@ void launch_transpose_cuda(const TransposeProblem &pb, const CudaConfig &cfg, vo
         // staging whose strides are not multiples of 4): the scalar kernel (the same tile,
         // shared memory and register cap).
         const NarrowArgs<uint32_t> g = narrow_args_of<uint32_t>(pb, in, out);
-        if (g.vec || cfg.kernel != reinterpret_cast<const void *>(&transpose_narrow_kernel<uint32_t, true, true>))
+        auto on16 = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+        if ((vec_shape(pb) && on16(in) && on16(out)) ||
+            cfg.kernel != reinterpret_cast<const void *>(&transpose_narrow_kernel<uint32_t, true, true>))
             return launch_planned(cfg, stream, g, what);
         CudaConfig scalar = cfg;
         scalar.kernel = reinterpret_cast<const void *>(&transpose_narrow_kernel<uint32_t, true>);
