@@ -605,11 +605,11 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
 
 // ---------------------------------------------------------------------------------
 // The batched suite: the rows of peers.py's 'batched' suite (gemm, gemv, potrf, potrs
-// nrhs=1, getrf, dot), same shapes and byte formulas, each in AoS and SoA, and the
-// AoS -> SoA transpose (no peer). One case type, one runner: an operation is its
+// nrhs=1, getrf, dot), same shapes and byte formulas, each in AoS and SoA, and two rows
+// without a peer there: getrs nrhs=1 (potrs's bytes and shapes) and the AoS -> SoA transpose. One case type, one runner: an operation is its
 // operands, its plan, its execute call and its check.
 
-enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Dot, Transpose };
+enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Getrs, Dot, Transpose };
 
 // --soa-pad: extra elements in every SoA batch stride (0 by default).
 int64_t g_soa_pad = 0;
@@ -631,7 +631,8 @@ struct BatchCase {
         switch (op) {
         case BOp::Gemm: return 3 * b * nn * nn * e;
         case BOp::Gemv:
-        case BOp::Potrs: return b * (nn * nn + 2 * nn) * e;
+        case BOp::Potrs:
+        case BOp::Getrs: return b * (nn * nn + 2 * nn) * e;
         case BOp::Potrf:
         case BOp::Getrf:
         case BOp::Transpose: return 2 * b * nn * nn * e;
@@ -665,6 +666,7 @@ std::vector<BatchCase> make_batch_cases(bool quick, bool host, int64_t host_batc
             add(BOp::Potrf, "potrf", dt, n, mat_batch(n));
             add(BOp::Potrs, "potrs nrhs=1", dt, n, mat_batch(n));
             add(BOp::Getrf, "getrf", dt, n, mat_batch(n));
+            add(BOp::Getrs, "getrs nrhs=1", dt, n, mat_batch(n));
         }
         for (int64_t n : host ? std::vector<int64_t>{16} : std::vector<int64_t>{16, 32, 64, 160, 512, 4096})
             add(BOp::Dot, "dot", dt, n, std::max<int64_t>(1, budget / (n * es) / 2));
@@ -899,6 +901,8 @@ std::vector<Operand> operands(const BatchCase &c) {
     case BOp::Potrf: return {mat(Gen::Spd, 31, true), info};
     case BOp::Potrs: return {mat(Gen::Spd, 31), vec(Gen::Uniform, 32, true), info};  // A: factored once
     case BOp::Getrf: return {mat(Gen::Signed, 41, true), Operand{kInt32, n, c.soa, c.soa ? b : n, b}, info};
+    case BOp::Getrs:  // A and ipiv: factored once
+        return {mat(Gen::Signed, 41), Operand{kInt32, n, c.soa, c.soa ? b : n, b}, vec(Gen::Uniform, 42, true), info};
     case BOp::Dot: return {vec(Gen::Uniform, 51), vec(Gen::Uniform, 52), Operand{c.dtype, 1, false, 1, b}};
     case BOp::Transpose:
         return {Operand{c.dtype, n * n, false, n * n, b, Gen::Uniform, 61}, Operand{c.dtype, n * n, true, s, b}};
@@ -926,6 +930,10 @@ void create_plan(const BatchCase &c, const std::vector<Operand> &o, apairs_conte
             o[1].stride, b);
         break;
     case BOp::Getrf: API(apairs_plan_create_getrf_batched, p, ctx, c.dtype, lay, ord, n, n, o[0].stride, b); break;
+    case BOp::Getrs:
+        API(apairs_plan_create_getrs_batched, p, ctx, c.dtype, lay, ord, APAIRS_OP_N, n, 1, n, o[0].stride, 1,
+            o[2].stride, b);
+        break;
     case BOp::Dot: API(apairs_plan_create_dot_batched, p, ctx, c.dtype, lay, n, o[0].stride, o[1].stride, b); break;
     case BOp::Transpose:
         API(apairs_plan_create_transpose_batched, p, ctx, c.dtype, APAIRS_LAYOUT_SOA, n * n, o[0].stride, o[1].stride,
@@ -941,20 +949,24 @@ void execute(const BatchCase &c, apairs_plan_t p, const Arrays &x) {
     case BOp::Potrf: API(apairs_plan_execute_potrf, p, x.ptr(0), x.as<int32_t>(1)); break;
     case BOp::Potrs: API(apairs_plan_execute_potrs, p, x.ptr(0), x.ptr(1)); break;
     case BOp::Getrf: API(apairs_plan_execute_getrf, p, x.ptr(0), x.as<int32_t>(1), x.as<int32_t>(2)); break;
+    case BOp::Getrs: API(apairs_plan_execute_getrs, p, x.ptr(0), x.as<int32_t>(1), x.ptr(2)); break;
     case BOp::Dot: API(apairs_plan_execute_dot, p, x.ptr(0), x.ptr(1), x.ptr(2)); break;
     case BOp::Transpose: API(apairs_plan_execute_transpose, p, x.ptr(0), x.ptr(1)); break;
     }
 }
 
-// potrs solves from a factor: potrf's output, made once with our potrf plan (writing
-// the case's info operand) before anything is timed.
+// potrs and getrs solve from factors: potrf's or getrf's output, made once with our own
+// plan (writing the case's info operand) before anything is timed.
 void prepare(const BatchCase &c, apairs_context_t ctx, const Arrays &x) {
-    if (c.op != BOp::Potrs) return;
+    if (c.op != BOp::Potrs && c.op != BOp::Getrs) return;
     BatchCase f = c;
-    f.op = BOp::Potrf;
+    f.op = c.op == BOp::Potrs ? BOp::Potrf : BOp::Getrf;
     PlanHolder plan;
     create_plan(f, operands(f), ctx, &plan.p);
-    API(apairs_plan_execute_potrf, plan.p, x.ptr(0), x.as<int32_t>(2));
+    if (c.op == BOp::Potrs)
+        API(apairs_plan_execute_potrf, plan.p, x.ptr(0), x.as<int32_t>(2));
+    else
+        API(apairs_plan_execute_getrf, plan.p, x.ptr(0), x.as<int32_t>(1), x.as<int32_t>(3));
 }
 
 // The check: |got - ref| as a fraction of `bound`; fails above 2 (room for the
@@ -988,6 +1000,7 @@ const char *bound_text(BOp op) {
     case BOp::Potrf: return "|A - L L^T| <= gamma_{n+1} |L| |L^T|";
     case BOp::Potrs: return "the residual |b - A x| <= gamma_{3n+1} |L| |L^T| |x|";
     case BOp::Getrf: return "|P^T A - L U| <= gamma_n |L| |U|, pivots largest in their columns";
+    case BOp::Getrs: return "the residual |b - A x| <= gamma_{3n} P |L| |U| |x|";
     case BOp::Transpose: return "bit-for-bit copies";
     }
     return "";
@@ -1091,6 +1104,32 @@ void check_element(const BatchCase &c, int64_t e, const std::vector<std::vector<
                 judge(ck, s, pa[std::size_t(i * n + j)], gamma(n) * abs,
                       [&] { return fmt::format("(L U)[{}]({}, {})", e, i, j); });
             }
+        break;
+    }
+    case BOp::Getrs: {
+        // Higham, Thm 9.4: (A + dA) x = b, |dA| <= gamma_{3n} P |L| |U|: row i of P^T A is
+        // row i of L U, so the bound of A's row p_i is that of L U's row i.
+        const std::vector<long double> &LU = now[0], &piv = now[1], &x = now[2], &b = was[2];
+        std::vector<int64_t> row(static_cast<std::size_t>(n));  // P^T A's row i is A's row row[i]
+        for (int64_t i = 0; i < n; ++i) row[std::size_t(i)] = i;
+        for (int64_t j = 0; j < n; ++j) {
+            const long double p = piv[std::size_t(j)];
+            if (!(p >= j + 1 && p <= n))
+                return fail(ck, fmt::format("ipiv[{}]({}) = {} is outside [{}, {}]", e, j, double(p), j + 1, n));
+            std::swap(row[std::size_t(j)], row[std::size_t(int64_t(p) - 1)]);
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            long double ax = 0, bound = 0;
+            for (int64_t j = 0; j < n; ++j) {
+                ax += at(was[0], row[std::size_t(i)], j) * x[std::size_t(j)];
+                long double lu = 0;
+                for (int64_t k = 0; k <= std::min(i, j); ++k)
+                    lu += std::fabs((k == i ? 1 : at(LU, i, k)) * at(LU, k, j));
+                bound += lu * std::fabs(x[std::size_t(j)]);
+            }
+            judge(ck, ax, b[std::size_t(row[std::size_t(i)])], gamma(3 * n) * bound,
+                  [&] { return fmt::format("(A x)[{}]({})", e, row[std::size_t(i)]); });
+        }
         break;
     }
     }

@@ -45,7 +45,11 @@
 //     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
 //     along each row; three barriers per column.
-//   getrs: as potrs, G = nrhs rounded up to a power of two (at most 128) threads per
+//   getrs, n > 8, nrhs <= 8 (the rows kernel): a warp per element, its factors staged in
+//     shared memory, the pivots turned into one permutation (a gather of B's rows on the
+//     loads, or a scatter on the stores when transposed), one column of B at a time in
+//     registers, lane l holding rows l, l + 32, ...; both solves by columns (solve.cuh).
+//   getrs otherwise: as potrs, G = nrhs rounded up to a power of two (at most 128) threads per
 //     element, each solving one column of B at a time in shared memory against the
 //     element's staged factors and pivots: thread-per-element, warp-group or block.
 //   gesv: getrf's kernel, then getrs's told to skip every element whose info is not 0
@@ -59,6 +63,7 @@
 
 #include "batched/cuda.hpp"
 #include "batched/launch.cuh"
+#include "batched/solve.cuh"
 #include "batched/walker.cuh"
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
@@ -1033,6 +1038,97 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
+// getrs, n > 8, at most kRowsMaxRhs right-hand sides (the rows kernel): a warp per
+// element, its factors staged in shared memory (n x (n | 1)) by cp.async (warp_stage_grid,
+// or for n > 64 warp_stage_rows), one column of B at a time in registers, lane l holding rows l, l + 32, ...
+// (R = ceil(n / 32)); both solves by columns (solve.cuh). The pivots become one
+// permutation per element, perm = the row swaps applied in turn to 0 .. n - 1 (a
+// shuffle each, lanes holding perm as they hold x), so that P^T b is a gather of b's
+// rows on the loads (x_r = b_perm(r)) and x = P z a scatter on the stores
+// (x_perm(r) = z_r): no swap per column.
+
+template <class T>
+__host__ __device__ constexpr int64_t getrs_rows_slot(int n) {
+    return round16(int64_t(n) * pad_odd(n) * int64_t(sizeof(T)));
+}
+
+template <class T, int R>
+__global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int lane = threadIdx.x % 32, warps = blockDim.x / 32, n = g.n, LD = pad_odd(n);
+    T *const A = reinterpret_cast<T *>(lu_smem + int64_t(threadIdx.x / 32) * getrs_rows_slot<T>(n));
+    const Walker w0(lane, 32, n, n);
+    for (int64_t e = int64_t(blockIdx.x) * warps + threadIdx.x / 32; e < g.batch; e += int64_t(gridDim.x) * warps) {
+        if (g.info && g.info[e] != 0) continue;  // warp-uniform (gesv: elements that did not factor)
+        int pv[R], perm[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int r = lane + 32 * k;
+            pv[k] = r < n ? g.piv.p[g.piv.soa ? r * g.piv.stride + e : e * n + r] - 1 : r;
+            perm[k] = r;
+        }
+        __syncwarp();  // the previous element's reads of A are done
+        const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
+        auto dst = [&](int r, int c) { return g.a.row_major ? r * LD + c : c * LD + r; };
+        if constexpr (R <= 2)  // n <= 64: the walk; longer rows a row at a time (solve.cuh)
+            warp_stage_grid(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, w0, dst);
+        else
+            warp_stage_rows(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, n, lane, [&](int) { return make_int2(0, n); }, dst);
+        // perm while the factors are in flight: swap i with p_i, i = 0 .. n - 1 (a pivot
+        // outside 0 .. n - 1 is no swap, as in the chunked kernel).
+#pragma unroll
+        for (int ki = 0; ki < R; ++ki)
+            for (int il = 0; il < 32; ++il) {
+                const int i = 32 * ki + il;
+                if (i >= n) break;  // uniform
+                const int p = __shfl_sync(kFull, pv[ki], il);
+                if (p == i || p < 0 || p >= n) continue;  // uniform
+                // Row p's register picked by bit tests (an index into perm would put it in
+                // local memory).
+                const int hit = 1 << (p / 32), mine = lane == p % 32 ? hit : 0;
+                int at_p = perm[0];
+#pragma unroll
+                for (int k = 1; k < R; ++k) at_p = (hit >> k) & 1 ? perm[k] : at_p;
+                const int vi = __shfl_sync(kFull, perm[ki], il), vp = __shfl_sync(kFull, at_p, p % 32);
+                if (lane == il) perm[ki] = vp;
+#pragma unroll
+                for (int k = 0; k < R; ++k) perm[k] = (mine >> k) & 1 ? vi : perm[k];
+            }
+        T inv[R];
+        for (int col = 0; col < g.nrhs; ++col) {
+            T x[R];
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                const int r = lane + 32 * k, src = g.trans ? r : perm[k];
+                x[k] = r < n ? g.b.p[g.b.row_major ? g.b.at(src, col, e) : g.b.at(col, src, e)] : T(0);
+            }
+            if (col == 0) {
+                copy_async_wait();
+                __syncwarp();
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const int r = lane + 32 * k;
+                    inv[k] = r < n ? T(1) / A[r * LD + r] : T(1);
+                }
+            }
+            if (!g.trans) {  // L y = P^T b (L unit lower), then U x = y
+                warp_lower_solve<T, R, true>(x, inv, n, lane, [&](int r, int j) { return A[r * LD + j]; });
+                warp_upper_solve<T, R, false>(x, inv, n, lane, [&](int r, int j) { return A[r * LD + j]; });
+            } else {  // U^T y = b, then L^T z = y, x = P z
+                warp_lower_solve<T, R, false>(x, inv, n, lane, [&](int r, int j) { return A[j * LD + r]; });
+                warp_upper_solve<T, R, true>(x, inv, n, lane, [&](int r, int j) { return A[j * LD + r]; });
+            }
+            __syncwarp();  // every lane's loads of this column before any lane's stores (gather, scatter)
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                const int r = lane + 32 * k, dst = g.trans ? perm[k] : r;
+                if (r < n) g.b.p[g.b.row_major ? g.b.at(dst, col, e) : g.b.at(col, dst, e)] = x[k];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
 // Kernel selection: a function of the problem's shape and type, never of its batch.
 
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
@@ -1173,8 +1269,40 @@ GetrsShape getrs_shape(int32_t dtype, int n, int nrhs) {
     return {g, ept};
 }
 
+// The rows kernel for n > 8 with at most this many right-hand sides; smaller elements
+// and more columns take the chunked kernel (G threads per element, a column each).
+constexpr int kRowsMaxRhs = 8;
+bool getrs_rows(int64_t n, int64_t nrhs) { return n > 8 && nrhs <= kRowsMaxRhs; }
+
+template <class T>
+KernelSpec getrs_rows_for(int n) {
+    const int R = (n + 31) / 32;
+    KernelSpec k;
+    k.fn = R == 1   ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 1>)
+           : R == 2 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 2>)
+           : R == 3 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 3>)
+                    : reinterpret_cast<const void *>(&getrs_rows_kernel<T, 4>);
+    k.model = Model::WarpGroup;
+    k.group = 32;
+    k.unit_threads = 32;
+    k.unit_elements = 1;
+    k.unit_shared = getrs_rows_slot<T>(n);
+    return k;
+}
+
 KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64) {
     const int n = int(n64), nrhs = int(nrhs64);
+    if (getrs_rows(n, nrhs)) {
+        KernelSpec k = dtype == APAIRS_DTYPE_F64 ? getrs_rows_for<double>(n) : getrs_rows_for<float>(n);
+        const int R = (n + 31) / 32;
+        k.name = fmt::format("getrs_rows<{}, 32 lanes per element, {} row{} each>", tname(dtype), R, R == 1 ? "" : "s");
+        k.why = fmt::format("nrhs = {} (at most {}), n = {} (above 8): a warp per element, its factors staged in shared "
+                            "memory ({} bytes), the pivots turned into one permutation, one column of B at a time in "
+                            "registers ({} row{} a lane), both triangular solves by columns with the solved entry "
+                            "broadcast by a shuffle",
+                            nrhs, kRowsMaxRhs, n, k.unit_shared, R, R == 1 ? "" : "s");
+        return k;
+    }
     const GetrsShape s = getrs_shape(dtype, n, nrhs);
     const int64_t rb = dtype == APAIRS_DTYPE_F64 ? getrs_region<double>(n, s.g) : getrs_region<float>(n, s.g);
     KernelSpec k;
@@ -1252,10 +1380,10 @@ void launch_getrs_typed(const GetrsProblem &pb, const CudaConfig &cfg, void *str
     g.n = int(pb.n);
     g.nrhs = int(pb.nrhs);
     g.g = cfg.group;
-    g.ept = s.ept;
+    g.ept = getrs_rows(pb.n, pb.nrhs) ? 1 : s.ept;  // the rows kernel: an element a warp
     g.trans = pb.trans;
     g.batch = pb.batch;
-    const int64_t per_block = int64_t(cfg.block_threads / std::max(32, cfg.group)) * s.ept;
+    const int64_t per_block = int64_t(cfg.block_threads / std::max(32, cfg.group)) * g.ept;
     queue(cfg, stream, pb.batch, per_block, &g, "batched getrs kernel launch");
 }
 

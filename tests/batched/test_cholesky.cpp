@@ -140,6 +140,8 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
         rhs_counts = {1};
     else if (n <= 9)
         rhs_counts.insert(rhs_counts.end(), {17, 130});
+    else if (n == 64)
+        rhs_counts.insert(rhs_counts.end(), {8, 9});  // the CUDA rows kernel's most columns, and one past
     for (int64_t nrhs : rhs_counts) {
         INFO("nrhs = " << nrhs);
         Batch<T> B(n, nrhs, l, batch);
@@ -269,7 +271,7 @@ TEMPLATE_TEST_CASE("batched potrf, potrs and posv: factors, solves and per-eleme
 // Batches larger than one resident wave of the CUDA thread and warp kernels on a 132-SM
 // device (each warp then loops over several groups of elements, prefetching the next one
 // into its other slot while this one computes), in the benchmark's layout and in a padded
-// SoA column-major upper one; potrs with one right-hand side (the thread and warp
+// SoA column-major upper one; potrs with one right-hand side (the thread, warp and rows
 // kernels). CUDA only: the host engine has no waves.
 TEMPLATE_TEST_CASE("batched potrf and potrs: batches past one resident wave", "[batched][potrf]", float, double) {
     if (test::backend() != APAIRS_BACKEND_CUDA) return;  // nothing to test on the host
@@ -279,8 +281,9 @@ TEMPLATE_TEST_CASE("batched potrf and potrs: batches past one resident wave", "[
     Rng rng(seed);
     Context ctx;
     double rec = 0, res = 0;
-    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {4, 150001}, {8, 110017},
-                                                  {16, 9001},  {24, 5003},   {32, 4001}};
+    // n > 32: potrs's rows kernel (a warp an element, 2, 3 and 4 rows a lane).
+    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {4, 150001}, {8, 110017}, {16, 9001}, {24, 5003},
+                                                  {32, 4001},  {40, 4001},   {64, 2003},   {97, 911},  {128, 901}};
     for (const auto &[n, batch] : shapes)
         for (const Layout &l : {Layout{false, true, true, 0, 0}, Layout{true, false, false, 1, 3}})
             check_layout<T>(ctx.h, n, batch, l, rng, rec, res, true);

@@ -187,6 +187,7 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
     if (n <= 9) rhs_counts.push_back(37);
     if (n <= 4) rhs_counts.push_back(131);
     if (n == 128) rhs_counts.insert(rhs_counts.end(), {9, 37});
+    if (n == 33 || n == 65) rhs_counts.insert(rhs_counts.end(), {8, 9});  // the CUDA rows kernel's most, one past
     for (int64_t nrhs : rhs_counts) {
         INFO("nrhs = " << nrhs);
         Batch<T> B0(n, nrhs, l, batch);
@@ -327,6 +328,12 @@ void check_all() {
     check_layout<T>(ctx.h, 31, device ? 3001 : 31, Layout{false, true, 0, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, device ? 4500 : 45, Layout{true, false, 1, 0}, rng, worst);
     check_layout<T>(ctx.h, 25, device ? 3203 : 33, Layout{true, true, 0, 2}, rng, worst);
+    // getrs's rows kernel (n > 8: a warp an element, 1 to 4 rows a lane) over several
+    // grid-stride rounds, in both layouts and orders.
+    check_layout<T>(ctx.h, 40, device ? 3001 : 3, Layout{false, true, 1, 2}, rng, worst);
+    check_layout<T>(ctx.h, 64, device ? 1201 : 3, Layout{true, false, 0, 3}, rng, worst);
+    check_layout<T>(ctx.h, 100, device ? 301 : 2, Layout{false, false, 2, 1}, rng, worst);
+    check_layout<T>(ctx.h, 128, device ? 263 : 2, Layout{true, true, 1, 0}, rng, worst);
     std::printf("[%s] getrf/getrs/gesv %-4s worst reconstruction %.4f of gamma_n |L||U|, worst residual %.4f "
                 "n u ||A|| ||X|| (seed %llu)\n",
                 test::backend_name(), ref::Type<T>::name, worst.rec, worst.res, static_cast<unsigned long long>(seed));

@@ -1,0 +1,86 @@
+// Triangular solves of the row kernels (cholesky.cu's potrs_rows_kernel, lu.cu's
+// getrs_rows_kernel): one right-hand side x of an n x n triangular system held across a
+// warp's registers, lane l holding rows l, l + 32, ... (R = ceil(n / 32) of them; rows
+// past n hold 0 and are never updated), the matrix read through m(r, j) from the
+// element's factor staged in shared memory.
+//
+// Both solves go by columns: the lane holding x_j scales it by inv_j (the diagonal's
+// reciprocal, taken once; UNIT: a unit diagonal, no scaling), a shuffle broadcasts it,
+// and every row the column reaches takes x_r = fma(-m(r, j), x_j, x_r). So row r's sum
+// runs over j in the order the solve takes the columns (lower: j = 0 .. r - 1; upper: j
+// = n - 1 down to r + 1), as in the warp kernels of n <= 32 (potrs_warp_kernel).
+// Multiplying by the reciprocal rounds twice where a division rounds once: other bits,
+// the same backward stability (apairs.h).
+#pragma once
+
+#include "batched/walker.cuh"
+
+namespace apairs::batched {
+
+// Staging of one element's n x n fast grid (entry (r, c) at src[(r ld + c) es]: AoS
+// es = 1, SoA es = the batch stride) into shared memory by cp.async, in two forms.
+// warp_stage_grid: the warp's lanes on 32 consecutive positions of the grid at a time,
+// walked without divisions from w = Walker(lane, 32, n, n) (made once per kernel), where
+// dst(r, c) >= 0 says where. warp_stage_rows: a row at a time, lanes across its columns
+// [cols(r).x, cols(r).y), to sh[dst(r, c)]. Rows cost ~75 instructions each in loop
+// overhead, so short rows favour the walk (H200 runs 220-221: getrs f32 n = 16, 1,210 of
+// 1,835 instructions an element in the row loop, issue slots 72 % busy; 0.637 -> 0.421
+// ms with the walk), long ones the rows (getrs f64 n = 128 0.765 -> 0.930 ms with the
+// walk; potrs n = 64 and 128, where the walk also skips the other triangle, 2-16 %).
+template <class T, class Dst>
+__device__ __forceinline__ void warp_stage_grid(T *sh, const T *src, int64_t ld, int64_t es, Walker w, Dst dst) {
+#pragma unroll 4
+    for (; w.d2 == 0; w.advance()) {
+        const int so = dst(w.d1, w.d0);
+        if (so >= 0) cp_async_one(sh + so, src + (w.d1 * ld + w.d0) * es);
+    }
+}
+template <class T, class Cols, class Dst>
+__device__ __forceinline__ void warp_stage_rows(T *sh, const T *src, int64_t ld, int64_t es, int n, int lane,
+                                                Cols cols, Dst dst) {
+    for (int r = 0; r < n; ++r) {
+        const int2 cr = cols(r);
+        for (int c = cr.x + lane; c < cr.y; c += 32) cp_async_one(sh + dst(r, c), src + (r * ld + c) * es);
+    }
+}
+
+// Solves M x = x for lower-triangular M (M(r, j), r > j; inv[k]: 1 / M(r, r) of row
+// r = lane + 32 k).
+template <class T, int R, bool UNIT, class M>
+__device__ __forceinline__ void warp_lower_solve(T (&x)[R], const T (&inv)[R], int n, int lane, M m) {
+#pragma unroll
+    for (int kj = 0; kj < R; ++kj) {
+#pragma unroll 8
+        for (int jl = 0; jl < 32; ++jl) {
+            const int j = 32 * kj + jl;
+            if (j >= n) break;  // uniform
+            if (!UNIT && lane == jl) x[kj] *= inv[kj];
+            const T y = __shfl_sync(0xffffffffu, x[kj], jl);
+#pragma unroll
+            for (int k = kj; k < R; ++k) {
+                const int r = lane + 32 * k;
+                if ((k > kj || lane > jl) && r < n) x[k] = fma(-m(r, j), y, x[k]);
+            }
+        }
+    }
+}
+
+// Solves M x = x for upper-triangular M (M(r, j), r < j).
+template <class T, int R, bool UNIT, class M>
+__device__ __forceinline__ void warp_upper_solve(T (&x)[R], const T (&inv)[R], int n, int lane, M m) {
+#pragma unroll
+    for (int kj = R - 1; kj >= 0; --kj) {
+#pragma unroll 8
+        for (int jl = 31; jl >= 0; --jl) {
+            const int j = 32 * kj + jl;
+            if (j >= n) continue;  // uniform
+            if (!UNIT && lane == jl) x[kj] *= inv[kj];
+            const T y = __shfl_sync(0xffffffffu, x[kj], jl);
+#pragma unroll
+            for (int k = 0; k <= kj; ++k)
+                if (k < kj || lane < jl) x[k] = fma(-m(lane + 32 * k, j), y, x[k]);
+        }
+    }
+}
+
+}  // namespace apairs::batched
