@@ -63,7 +63,8 @@
 //     Both nrhs = 1 kernels multiply by the diagonal's reciprocals (taken once per
 //     element) where the others divide: other bits, the same backward stability.
 //   potrs, n > 32, nrhs <= 8 (the rows kernel): a warp per element, its packed factor
-//     staged in shared memory, one column of B at a time in registers, lane l holding
+//     staged in shared memory (SoA: by the whole block, runs of its elements), one column
+//     of B at a time in registers, lane l holding
 //     rows l, l + 32, ...; both solves by columns (solve.cuh, shared with getrs).
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
 //     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
@@ -1224,7 +1225,9 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 // element, its packed factor staged in shared memory by cp.async a fast-grid row at a
 // time (warp_stage_rows; 64-bit offsets and no triangle map, which at n = 128 would be as
 // large as the factor), and one column of B at a time in registers, lane l holding rows
-// l, l + 32, ... (R = ceil(n / 32)); both solves by columns (solve.cuh). One slot per warp:
+// l, l + 32, ... (R = ceil(n / 32)); both solves by columns (solve.cuh). A SoA factor is
+// staged by the whole block (block_stage_soa: runs of the block's elements; plan_rows
+// grows the block towards 32-byte runs) where it has several warps. One slot per warp:
 // with factors of 8 to 66 KB, the warps of an SM overlap one another's staging and solves.
 // Where the serial kernel above gave one thread the whole solve (n = 64: 1.2 ms for 8192
 // elements, 0.6x torch's cholesky_solve), each column here is 2 n steps of a shuffle.
@@ -1238,34 +1241,58 @@ __device__ __forceinline__ int64_t b_offset(const PotrsArgs<T> &g, int i, int co
 template <class T, int R>
 __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
-    const int lane = threadIdx.x % 32, warps = blockDim.x / 32, n = g.n;
-    T *const L = reinterpret_cast<T *>(chol_smem) + int64_t(threadIdx.x / 32) * (round16(tri_size(n) * sizeof(T)) / sizeof(T));
-    for (int64_t e = int64_t(blockIdx.x) * warps + threadIdx.x / 32; e < g.batch; e += int64_t(gridDim.x) * warps) {
-        if (g.skip && g.skip[e] != 0) continue;  // warp-uniform (posv: elements that did not factor)
-        __syncwarp();  // the previous element's reads of L are done
-        // Fast row r holds logical L(r, c), c <= r, or (swap) L(c, r), c >= r.
-        warp_stage_rows(
-            L, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, n, lane,
-            [&](int r) { return g.a.swap ? make_int2(r, n) : make_int2(0, r + 1); },
-            [&](int r, int c) { return g.a.swap ? tri_off(c) + r : tri_off(r) + c; });
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n;
+    const int64_t slot = round16(tri_size(n) * sizeof(T)) / sizeof(T);
+    T *const base = reinterpret_cast<T *>(chol_smem), *const L = base + warp * slot;
+    const Walker wb(threadIdx.x, blockDim.x, warps, n);  // SoA: (element, column, row) of the block
+    // SoA factors staged by the block where it has several warps (one warp: its own rows,
+    // a row at a time, where the walk's predicated half costs more: f64 n = 128 SoA 0.374
+    // -> 0.432 ms with it, run 223).
+    const bool coop = g.a.soa && warps > 1;
+    // Logical L(i, j) is fast-grid (i, j), or (swap) (j, i): its packed offset, or -1 for
+    // the other triangle.
+    auto packed = [&](int r, int c) {
+        const int i = g.a.swap ? c : r, j = g.a.swap ? r : c;
+        return i >= j ? tri_off(i) + j : -1;
+    };
+    for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
+        const int64_t e = eb + warp;
+        const bool live = e < g.batch && !(g.skip && g.skip[e] != 0);  // posv: elements that factored
+        if (coop) {
+            __syncthreads();  // the previous round's reads of every slot are done
+            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, packed);
+        } else if (live) {
+            __syncwarp();  // the previous element's reads of L are done
+            // Fast row r holds logical L(r, c), c <= r, or (swap) L(c, r), c >= r.
+            warp_stage_rows(
+                L, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, n, lane,
+                [&](int r) { return g.a.swap ? make_int2(r, n) : make_int2(0, r + 1); }, packed);
+        }
         __pipeline_commit();
-        T inv[R];
-        for (int col = 0; col < g.nrhs; ++col) {
-            T x[R];
+        T x[R], inv[R];
 #pragma unroll
-            for (int k = 0; k < R; ++k) {
-                const int r = lane + 32 * k;
-                x[k] = r < n ? g.b[b_offset(g, r, col, e)] : T(0);
-            }
-            if (col == 0) {
-                __pipeline_wait_prior(0);
-                __syncwarp();
+        for (int k = 0; k < R; ++k) {
+            const int r = lane + 32 * k;
+            x[k] = live && r < n ? g.b[b_offset(g, r, 0, e)] : T(0);
+        }
+        __pipeline_wait_prior(0);
+        if (coop)
+            __syncthreads();
+        else
+            __syncwarp();
+        if (!live) continue;
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int r = lane + 32 * k;
+            inv[k] = r < n ? T(1) / L[tri_off(r) + r] : T(1);
+        }
+        for (int col = 0; col < g.nrhs; ++col) {
+            if (col > 0)
 #pragma unroll
                 for (int k = 0; k < R; ++k) {
                     const int r = lane + 32 * k;
-                    inv[k] = r < n ? T(1) / L[tri_off(r) + r] : T(1);
+                    x[k] = r < n ? g.b[b_offset(g, r, col, e)] : T(0);
                 }
-            }
             // L y = b, then L^T x = y (L^T(r, j) = L(j, r): row j of the packed factor).
             warp_lower_solve<T, R, false>(x, inv, n, lane, [&](int r, int j) { return L[tri_off(r) + j]; });
             warp_upper_solve<T, R, false>(x, inv, n, lane, [&](int r, int j) { return L[tri_off(j) + r]; });
@@ -1374,6 +1401,8 @@ KernelSpec potrs_warp(bool coop) {
 // The rows kernel for n > 32 with at most this many right-hand sides; more columns take
 // the chunked kernel (G threads per element, a column each), whose columns run side by side.
 constexpr int kRowsMaxRhs = 8;
+
+bool potrs_rows(const PotrsProblem &pb) { return pb.n > kWarpMaxN && pb.nrhs <= kRowsMaxRhs; }
 
 template <class T>
 KernelSpec potrs_rows_for(int rows_per_lane) {
@@ -1486,7 +1515,7 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
                             n, k.group);
         return k;
     }
-    if (n > kWarpMaxN && nrhs <= kRowsMaxRhs) {
+    if (potrs_rows(pb)) {
         const int R = (n + 31) / 32;
         KernelSpec k = f64 ? potrs_rows_for<double>(R) : potrs_rows_for<float>(R);
         k.model = Model::WarpGroup;
@@ -1602,6 +1631,7 @@ void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stre
 CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
     const KernelSpec k = potrs_kernel_for(pb);
     const std::string what = fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs);
+    if (potrs_rows(pb)) return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);
     // potrs_warp_kernel: block-wide staging when either operand is SoA.
     if (k.fn == potrs_warp<float, 16>(true).fn || k.fn == potrs_warp<float, 32>(true).fn ||
         k.fn == potrs_warp<double, 16>(true).fn)

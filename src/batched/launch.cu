@@ -85,6 +85,26 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     return cfg;
 }
 
+CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, int device, double occupancy_target,
+                     const std::string &what) {
+    const CudaConfig base = plan_kernel(k, batch, device, occupancy_target, 1, what);
+    const int base_warps = base.block_threads / 32, base_sm = base_warps * base.choice.chosen.blocks_per_sm;
+    if (!soa || base_warps * es >= 32) return base;
+    int top = 1;
+    while (top * es < 32) top *= 2;
+    for (int w = top; w > base_warps; w /= 2) {
+        CudaConfig c = plan_kernel(k, batch, device, occupancy_target, w, what);
+        const int warps = c.block_threads / 32, per_sm = warps * c.choice.chosen.blocks_per_sm;
+        if (warps >= w && 4 * per_sm >= 3 * base_sm) {
+            c.why_model += fmt::format("; the block raised from {} to {} warps so that each SoA entry's staging is a "
+                                       "run of {} bytes ({} warps an SM, {} at {})",
+                                       base_warps, warps, warps * es, per_sm, base_sm, base_warps);
+            return c;
+        }
+    }
+    return base;
+}
+
 void ensure_shared(const CudaConfig &cfg) { ensure_dynamic_shared(cfg.kernel, cfg.dynamic_shared); }
 
 void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what) {

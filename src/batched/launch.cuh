@@ -34,6 +34,13 @@ struct KernelSpec {
 CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
                        const std::string &what);
 
+// The rows kernels (potrs, getrs: a warp an element) stage a SoA factor with the whole
+// block, each entry's values of the block's W warps' elements one run: plan_kernel's
+// pick, or for SoA a block grown in powers of two towards runs of 32 bytes (W es),
+// the largest that keeps 3/4 of the pick's warps an SM, and says so.
+CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, int device, double occupancy_target,
+                     const std::string &what);
+
 // At launch: raises the planned kernel's dynamic shared-memory limit again if something
 // lowered it since planning.
 void ensure_shared(const CudaConfig &cfg);

@@ -46,7 +46,7 @@
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
 //     along each row; three barriers per column.
 //   getrs, n > 8, nrhs <= 8 (the rows kernel): a warp per element, its factors staged in
-//     shared memory, the pivots turned into one permutation (a gather of B's rows on the
+//     shared memory (SoA: by the whole block, runs of its elements), the pivots turned into one permutation (a gather of B's rows on the
 //     loads, or a scatter on the stores when transposed), one column of B at a time in
 //     registers, lane l holding rows l, l + 32, ...; both solves by columns (solve.cuh).
 //   getrs otherwise: as potrs, G = nrhs rounded up to a power of two (at most 128) threads per
@@ -1041,7 +1041,8 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 // getrs, n > 8, at most kRowsMaxRhs right-hand sides (the rows kernel): a warp per
 // element, its factors staged in shared memory (n x (n | 1)) by cp.async (warp_stage_grid,
 // or for n > 64 warp_stage_rows), one column of B at a time in registers, lane l holding rows l, l + 32, ...
-// (R = ceil(n / 32)); both solves by columns (solve.cuh). The pivots become one
+// (R = ceil(n / 32)); both solves by columns (solve.cuh). A SoA factor is staged by the
+// whole block where it has several warps (block_stage_soa, plan_rows). The pivots become one
 // permutation per element, perm = the row swaps applied in turn to 0 .. n - 1 (a
 // shuffle each, lanes holding perm as they hold x), so that P^T b is a gather of b's
 // rows on the loads (x_r = b_perm(r)) and x = P z a scatter on the stores
@@ -1055,61 +1056,74 @@ __host__ __device__ constexpr int64_t getrs_rows_slot(int n) {
 template <class T, int R>
 __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char lu_smem[];
-    const int lane = threadIdx.x % 32, warps = blockDim.x / 32, n = g.n, LD = pad_odd(n);
-    T *const A = reinterpret_cast<T *>(lu_smem + int64_t(threadIdx.x / 32) * getrs_rows_slot<T>(n));
-    const Walker w0(lane, 32, n, n);
-    for (int64_t e = int64_t(blockIdx.x) * warps + threadIdx.x / 32; e < g.batch; e += int64_t(gridDim.x) * warps) {
-        if (g.info && g.info[e] != 0) continue;  // warp-uniform (gesv: elements that did not factor)
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n, LD = pad_odd(n);
+    const int64_t slot = getrs_rows_slot<T>(n) / int64_t(sizeof(T));
+    T *const base = reinterpret_cast<T *>(lu_smem), *const A = base + warp * slot;
+    const Walker w0(lane, 32, n, n), wb(threadIdx.x, blockDim.x, warps, n);  // AoS: the warp's; SoA: the block's
+    auto dst = [&](int r, int c) { return g.a.row_major ? r * LD + c : c * LD + r; };
+    const bool coop = g.a.soa && warps > 1;  // SoA by the block where it has several warps (as potrs)
+    for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
+        const int64_t e = eb + warp;
+        const bool live = e < g.batch && !(g.info && g.info[e] != 0);  // gesv: elements that factored
+        if (coop) {
+            __syncthreads();  // the previous round's reads of every slot are done
+            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst);
+        } else if (live) {
+            __syncwarp();  // the previous element's reads of A are done
+            const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
+            if constexpr (R <= 2)  // n <= 64: the walk; longer rows a row at a time (solve.cuh)
+                warp_stage_grid(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, w0, dst);
+            else
+                warp_stage_rows(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, n, lane, [&](int) { return make_int2(0, n); },
+                                dst);
+        }
+        // perm while the factors are in flight: swap i with p_i, i = 0 .. n - 1 (a pivot
+        // outside 0 .. n - 1 is no swap, as in the chunked kernel).
         int pv[R], perm[R];
 #pragma unroll
         for (int k = 0; k < R; ++k) {
             const int r = lane + 32 * k;
-            pv[k] = r < n ? g.piv.p[g.piv.soa ? r * g.piv.stride + e : e * n + r] - 1 : r;
+            pv[k] = live && r < n ? g.piv.p[g.piv.soa ? r * g.piv.stride + e : e * n + r] - 1 : r;
             perm[k] = r;
         }
-        __syncwarp();  // the previous element's reads of A are done
-        const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
-        auto dst = [&](int r, int c) { return g.a.row_major ? r * LD + c : c * LD + r; };
-        if constexpr (R <= 2)  // n <= 64: the walk; longer rows a row at a time (solve.cuh)
-            warp_stage_grid(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, w0, dst);
+        if (live) {
+#pragma unroll
+            for (int ki = 0; ki < R; ++ki)
+                for (int il = 0; il < 32; ++il) {
+                    const int i = 32 * ki + il;
+                    if (i >= n) break;  // uniform
+                    const int p = __shfl_sync(kFull, pv[ki], il);
+                    if (p == i || p < 0 || p >= n) continue;  // uniform
+                    // Row p's register picked by bit tests (an index into perm would put it
+                    // in local memory).
+                    const int hit = 1 << (p / 32), mine = lane == p % 32 ? hit : 0;
+                    int at_p = perm[0];
+#pragma unroll
+                    for (int k = 1; k < R; ++k) at_p = (hit >> k) & 1 ? perm[k] : at_p;
+                    const int vi = __shfl_sync(kFull, perm[ki], il), vp = __shfl_sync(kFull, at_p, p % 32);
+                    if (lane == il) perm[ki] = vp;
+#pragma unroll
+                    for (int k = 0; k < R; ++k) perm[k] = (mine >> k) & 1 ? vi : perm[k];
+                }
+        }
+        copy_async_wait();
+        if (coop)
+            __syncthreads();
         else
-            warp_stage_rows(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, n, lane, [&](int) { return make_int2(0, n); }, dst);
-        // perm while the factors are in flight: swap i with p_i, i = 0 .. n - 1 (a pivot
-        // outside 0 .. n - 1 is no swap, as in the chunked kernel).
-#pragma unroll
-        for (int ki = 0; ki < R; ++ki)
-            for (int il = 0; il < 32; ++il) {
-                const int i = 32 * ki + il;
-                if (i >= n) break;  // uniform
-                const int p = __shfl_sync(kFull, pv[ki], il);
-                if (p == i || p < 0 || p >= n) continue;  // uniform
-                // Row p's register picked by bit tests (an index into perm would put it in
-                // local memory).
-                const int hit = 1 << (p / 32), mine = lane == p % 32 ? hit : 0;
-                int at_p = perm[0];
-#pragma unroll
-                for (int k = 1; k < R; ++k) at_p = (hit >> k) & 1 ? perm[k] : at_p;
-                const int vi = __shfl_sync(kFull, perm[ki], il), vp = __shfl_sync(kFull, at_p, p % 32);
-                if (lane == il) perm[ki] = vp;
-#pragma unroll
-                for (int k = 0; k < R; ++k) perm[k] = (mine >> k) & 1 ? vi : perm[k];
-            }
+            __syncwarp();
+        if (!live) continue;
         T inv[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) {
+            const int r = lane + 32 * k;
+            inv[k] = r < n ? T(1) / A[r * LD + r] : T(1);
+        }
         for (int col = 0; col < g.nrhs; ++col) {
             T x[R];
 #pragma unroll
             for (int k = 0; k < R; ++k) {
                 const int r = lane + 32 * k, src = g.trans ? r : perm[k];
                 x[k] = r < n ? g.b.p[g.b.row_major ? g.b.at(src, col, e) : g.b.at(col, src, e)] : T(0);
-            }
-            if (col == 0) {
-                copy_async_wait();
-                __syncwarp();
-#pragma unroll
-                for (int k = 0; k < R; ++k) {
-                    const int r = lane + 32 * k;
-                    inv[k] = r < n ? T(1) / A[r * LD + r] : T(1);
-                }
             }
             if (!g.trans) {  // L y = P^T b (L unit lower), then U x = y
                 warp_lower_solve<T, R, true>(x, inv, n, lane, [&](int r, int j) { return A[r * LD + j]; });
@@ -1121,8 +1135,8 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
             __syncwarp();  // every lane's loads of this column before any lane's stores (gather, scatter)
 #pragma unroll
             for (int k = 0; k < R; ++k) {
-                const int r = lane + 32 * k, dst = g.trans ? perm[k] : r;
-                if (r < n) g.b.p[g.b.row_major ? g.b.at(dst, col, e) : g.b.at(col, dst, e)] = x[k];
+                const int r = lane + 32 * k, to = g.trans ? perm[k] : r;
+                if (r < n) g.b.p[g.b.row_major ? g.b.at(to, col, e) : g.b.at(col, to, e)] = x[k];
             }
         }
     }
@@ -1426,8 +1440,10 @@ void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stre
 }
 
 CudaConfig plan_getrs_cuda(const GetrsProblem &pb, int device, double occupancy_target) {
-    return plan_kernel(getrs_kernel_for(pb.dtype, pb.n, pb.nrhs), pb.batch, device, occupancy_target, 1,
-                       fmt::format("batched getrs n={} nrhs={}", pb.n, pb.nrhs));
+    const KernelSpec k = getrs_kernel_for(pb.dtype, pb.n, pb.nrhs);
+    const std::string what = fmt::format("batched getrs n={} nrhs={}", pb.n, pb.nrhs);
+    if (getrs_rows(pb.n, pb.nrhs)) return plan_rows(k, pb.a.soa, pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4, pb.batch, device, occupancy_target, what);
+    return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
 }
 
 void launch_getrs_cuda(const GetrsProblem &pb, const CudaConfig &cfg, void *stream, const void *A,

@@ -35,6 +35,20 @@ __device__ __forceinline__ void warp_stage_grid(T *sh, const T *src, int64_t ld,
         if (so >= 0) cp_async_one(sh + so, src + (w.d1 * ld + w.d0) * es);
     }
 }
+// SoA operands, by the whole block: its W = blockDim / 32 elements eb, eb + 1, ... (those
+// below batch) staged together, each grid entry's W values one run of consecutive
+// addresses (whole sectors from W = 8 in f32, 4 in f64), where each warp on its own would
+// use 4 or 8 bytes of every 32-byte sector; element q to sh + q slot + dst(r, c), w =
+// Walker(threadIdx.x, blockDim.x, W, n) (made once).
+template <class T, class Dst>
+__device__ __forceinline__ void block_stage_soa(T *sh, int64_t slot, const T *p, int64_t ld, int64_t stride,
+                                                int64_t eb, int64_t batch, int n, Walker w, Dst dst) {
+#pragma unroll 4
+    for (; w.d2 < n; w.advance()) {
+        const int so = dst(w.d2, w.d1);
+        if (so >= 0 && eb + w.d0 < batch) cp_async_one(sh + w.d0 * slot + so, p + (w.d2 * ld + w.d1) * stride + eb + w.d0);
+    }
+}
 template <class T, class Cols, class Dst>
 __device__ __forceinline__ void warp_stage_rows(T *sh, const T *src, int64_t ld, int64_t es, int n, int lane,
                                                 Cols cols, Dst dst) {
