@@ -606,8 +606,9 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
 // ---------------------------------------------------------------------------------
 // The batched suite: the rows of peers.py's 'batched' suite (gemm, gemv, potrf, potrs
 // nrhs=1, getrf, dot), same shapes and byte formulas, each in AoS and SoA, and two rows
-// without a peer there: getrs nrhs=1 (potrs's bytes and shapes) and the AoS -> SoA transpose. One case type, one runner: an operation is its
-// operands, its plan, its execute call and its check.
+// without a peer there: getrs nrhs=1 (potrs's bytes and shapes) and the AoS -> SoA
+// transpose. One case type, one runner: an operation is its operands, its plan, its
+// execute call and its check.
 
 enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Getrs, Dot, Transpose };
 

@@ -64,8 +64,8 @@
 //     element) where the others divide: other bits, the same backward stability.
 //   potrs, n > 32, nrhs <= 8 (the rows kernel): a warp per element, its packed factor
 //     staged in shared memory (SoA: by the whole block, runs of its elements), one column
-//     of B at a time in registers, lane l holding
-//     rows l, l + 32, ...; both solves by columns (solve.cuh, shared with getrs).
+//     of B at a time in registers, lane l holding rows l, l + 32, ...; both solves by
+//     columns (solve.cuh, shared with getrs).
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
 //     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
 //     The factor's triangle is staged once per element, B in chunks of G columns; each
@@ -1016,9 +1016,10 @@ __global__ void CHOL_MAXNREG potrs_kernel(const PotrsArgs<T> g) {
 // solves by rows: y_i = (b_i - sum_{l<i} l_il y_l) (1 / l_ii), then
 // x_i = (y_i - sum_{l>i} l_li x_l) (1 / l_ii), each sum in order with fma.
 
+// Entry (i, col) of element e's B (n x nrhs).
 template <class T>
-__device__ __forceinline__ int64_t vec_offset(const PotrsArgs<T> &g, int i, int64_t e) {
-    const int64_t idx = g.row_major_b ? int64_t(i) * g.ldb : i;  // entry (i, 0) of the n x 1 B
+__device__ __forceinline__ int64_t b_offset(const PotrsArgs<T> &g, int i, int col, int64_t e) {
+    const int64_t idx = g.row_major_b ? int64_t(i) * g.ldb + col : int64_t(col) * g.ldb + i;
     return g.soa_b ? idx * g.sb + e : e * g.sb + idx;
 }
 
@@ -1042,7 +1043,7 @@ __global__ void CHOL_MAXNREG potrs_thread_kernel(const PotrsArgs<T> g) {
         warp_gather_async<N>(static_cast<const T *>(g.b), sh + sl * SLOT, g.soa_b, lane,
                              [&](int q, int t, int64_t &go, int &so) {
                                  if (e0 + q >= g.batch) return false;
-                                 go = vec_offset(g, t, e0 + q);
+                                 go = b_offset(g, t, 0, e0 + q);
                                  so = q * ES + NT + t;
                                  return true;
                              });
@@ -1088,7 +1089,7 @@ __global__ void CHOL_MAXNREG potrs_thread_kernel(const PotrsArgs<T> g) {
         __syncwarp();
         warp_scatter<N>(g.b, sh + slot * SLOT, g.soa_b, lane, [&](int q, int t, int64_t &go, int &so) {
             if (!actsh[q]) return false;
-            go = vec_offset(g, t, e0 + q);
+            go = b_offset(g, t, 0, e0 + q);
             so = q * ES + NT + t;
             return true;
         });
@@ -1154,14 +1155,14 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
         if (g.soa_b) {
             if (live(eq))
                 for (int i = bs.t0; i < n; i += bs.ts)
-                    __pipeline_memcpy_async(bsl + sl * SL + NT + i, g.b + vec_offset(g, i, eq), sizeof(T));
+                    __pipeline_memcpy_async(bsl + sl * SL + NT + i, g.b + b_offset(g, i, 0, eq), sizeof(T));
         } else {
             // The warp's elements' n entries: z < EPT n with EPT <= 2, element z >= n.
             for (int z = lane; z < EPT * n; z += 32) {
                 const int qq = int(z >= n), i = z - qq * n;
                 const int64_t ee = e0 + qq;
                 if (live(ee))
-                    __pipeline_memcpy_async(sh + qq * ES + sl * SL + NT + i, g.b + vec_offset(g, i, ee), sizeof(T));
+                    __pipeline_memcpy_async(sh + qq * ES + sl * SL + NT + i, g.b + b_offset(g, i, 0, ee), sizeof(T));
             }
         }
     };
@@ -1211,9 +1212,9 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
             __syncthreads();
             const int64_t eq = eb + bs.qb;
             if (live(eq))
-                for (int i = bs.t0; i < n; i += bs.ts) g.b[vec_offset(g, i, eq)] = bsl[slot * SL + NT + i];
+                for (int i = bs.t0; i < n; i += bs.ts) g.b[b_offset(g, i, 0, eq)] = bsl[slot * SL + NT + i];
         } else if (row_ok) {
-            g.b[vec_offset(g, r, e)] = x;
+            g.b[b_offset(g, r, 0, e)] = x;
         }
         __syncwarp();
         slot ^= 1;
@@ -1231,12 +1232,6 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 // with factors of 8 to 66 KB, the warps of an SM overlap one another's staging and solves.
 // Where the serial kernel above gave one thread the whole solve (n = 64: 1.2 ms for 8192
 // elements, 0.6x torch's cholesky_solve), each column here is 2 n steps of a shuffle.
-
-template <class T>
-__device__ __forceinline__ int64_t b_offset(const PotrsArgs<T> &g, int i, int col, int64_t e) {
-    const int64_t idx = g.row_major_b ? int64_t(i) * g.ldb + col : int64_t(col) * g.ldb + i;
-    return g.soa_b ? idx * g.sb + e : e * g.sb + idx;
-}
 
 template <class T, int R>
 __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
@@ -1398,10 +1393,7 @@ KernelSpec potrs_warp(bool coop) {
     return k;
 }
 
-// The rows kernel for n > 32 with at most this many right-hand sides; more columns take
-// the chunked kernel (G threads per element, a column each), whose columns run side by side.
-constexpr int kRowsMaxRhs = 8;
-
+// The rows kernel for n > 32 with at most kRowsMaxRhs right-hand sides (launch.cuh).
 bool potrs_rows(const PotrsProblem &pb) { return pb.n > kWarpMaxN && pb.nrhs <= kRowsMaxRhs; }
 
 template <class T>
@@ -1631,7 +1623,8 @@ void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stre
 CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_target) {
     const KernelSpec k = potrs_kernel_for(pb);
     const std::string what = fmt::format("batched potrs n={} nrhs={}", pb.n, pb.nrhs);
-    if (potrs_rows(pb)) return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);
+    if (potrs_rows(pb))
+        return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);
     // potrs_warp_kernel: block-wide staging when either operand is SoA.
     if (k.fn == potrs_warp<float, 16>(true).fn || k.fn == potrs_warp<float, 32>(true).fn ||
         k.fn == potrs_warp<double, 16>(true).fn)

@@ -34,6 +34,11 @@ struct KernelSpec {
 CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
                        const std::string &what);
 
+// The rows kernels (potrs n > 32, getrs n > 8: a warp an element) take at most this
+// many right-hand sides, solved one after another; more take the chunked kernels, whose
+// threads solve columns side by side (8: an estimate, not a measured crossover).
+constexpr int kRowsMaxRhs = 8;
+
 // The rows kernels (potrs, getrs: a warp an element) stage a SoA factor with the whole
 // block, each entry's values of the block's W warps' elements one run: plan_kernel's
 // pick, or for SoA a block grown in powers of two towards runs of 32 bytes (W es),

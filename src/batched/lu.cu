@@ -46,12 +46,14 @@
 //     then the rows swap and the column is scaled; then the trailing update, 32 threads
 //     along each row; three barriers per column.
 //   getrs, n > 8, nrhs <= 8 (the rows kernel): a warp per element, its factors staged in
-//     shared memory (SoA: by the whole block, runs of its elements), the pivots turned into one permutation (a gather of B's rows on the
-//     loads, or a scatter on the stores when transposed), one column of B at a time in
-//     registers, lane l holding rows l, l + 32, ...; both solves by columns (solve.cuh).
-//   getrs otherwise: as potrs, G = nrhs rounded up to a power of two (at most 128) threads per
-//     element, each solving one column of B at a time in shared memory against the
-//     element's staged factors and pivots: thread-per-element, warp-group or block.
+//     shared memory (SoA: by the whole block, runs of its elements), the pivots turned
+//     into one permutation (a gather of B's rows on the loads, or a scatter on the stores
+//     when transposed), one column of B at a time in registers, lane l holding rows l,
+//     l + 32, ...; both solves by columns (solve.cuh).
+//   getrs otherwise: as potrs, G = nrhs rounded up to a power of two (at most 128)
+//     threads per element, each solving one column of B at a time in shared memory
+//     against the element's staged factors and pivots: thread-per-element, warp-group or
+//     block.
 //   gesv: getrf's kernel, then getrs's told to skip every element whose info is not 0
 //     (B of those elements is neither read nor written).
 #include <cuda_runtime.h>
@@ -1039,14 +1041,14 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 
 // ---------------------------------------------------------------------------------
 // getrs, n > 8, at most kRowsMaxRhs right-hand sides (the rows kernel): a warp per
-// element, its factors staged in shared memory (n x (n | 1)) by cp.async (warp_stage_grid,
-// or for n > 64 warp_stage_rows), one column of B at a time in registers, lane l holding rows l, l + 32, ...
-// (R = ceil(n / 32)); both solves by columns (solve.cuh). A SoA factor is staged by the
-// whole block where it has several warps (block_stage_soa, plan_rows). The pivots become one
-// permutation per element, perm = the row swaps applied in turn to 0 .. n - 1 (a
-// shuffle each, lanes holding perm as they hold x), so that P^T b is a gather of b's
-// rows on the loads (x_r = b_perm(r)) and x = P z a scatter on the stores
-// (x_perm(r) = z_r): no swap per column.
+// element, its factors staged in shared memory (n x (n | 1)) by cp.async
+// (warp_stage_grid, or for n > 64 warp_stage_rows), one column of B at a time in
+// registers, lane l holding rows l, l + 32, ... (R = ceil(n / 32)); both solves by
+// columns (solve.cuh). A SoA factor is staged by the whole block where it has several
+// warps (block_stage_soa, plan_rows). The pivots become one permutation per element,
+// perm = the row swaps applied in turn to 0 .. n - 1 (a shuffle each, lanes holding perm
+// as they hold x), so that P^T b is a gather of b's rows on the loads (x_r = b_perm(r))
+// and x = P z a scatter on the stores (x_perm(r) = z_r): no swap per column.
 
 template <class T>
 __host__ __device__ constexpr int64_t getrs_rows_slot(int n) {
@@ -1283,9 +1285,9 @@ GetrsShape getrs_shape(int32_t dtype, int n, int nrhs) {
     return {g, ept};
 }
 
-// The rows kernel for n > 8 with at most this many right-hand sides; smaller elements
-// and more columns take the chunked kernel (G threads per element, a column each).
-constexpr int kRowsMaxRhs = 8;
+// The rows kernel for n > 8 with at most kRowsMaxRhs right-hand sides (launch.cuh);
+// smaller elements and more columns take the chunked kernel (G threads per element, a
+// column each).
 bool getrs_rows(int64_t n, int64_t nrhs) { return n > 8 && nrhs <= kRowsMaxRhs; }
 
 template <class T>
@@ -1309,11 +1311,12 @@ KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64) {
     if (getrs_rows(n, nrhs)) {
         KernelSpec k = dtype == APAIRS_DTYPE_F64 ? getrs_rows_for<double>(n) : getrs_rows_for<float>(n);
         const int R = (n + 31) / 32;
-        k.name = fmt::format("getrs_rows<{}, 32 lanes per element, {} row{} each>", tname(dtype), R, R == 1 ? "" : "s");
-        k.why = fmt::format("nrhs = {} (at most {}), n = {} (above 8): a warp per element, its factors staged in shared "
-                            "memory ({} bytes), the pivots turned into one permutation, one column of B at a time in "
-                            "registers ({} row{} a lane), both triangular solves by columns with the solved entry "
-                            "broadcast by a shuffle",
+        k.name =
+            fmt::format("getrs_rows<{}, 32 lanes per element, {} row{} each>", tname(dtype), R, R == 1 ? "" : "s");
+        k.why = fmt::format("nrhs = {} (at most {}), n = {} (above 8): a warp per element, its factors staged in "
+                            "shared memory ({} bytes), the pivots turned into one permutation, one column of B at a "
+                            "time in registers ({} row{} a lane), both triangular solves by columns with the solved "
+                            "entry broadcast by a shuffle",
                             nrhs, kRowsMaxRhs, n, k.unit_shared, R, R == 1 ? "" : "s");
         return k;
     }
@@ -1442,7 +1445,8 @@ void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stre
 CudaConfig plan_getrs_cuda(const GetrsProblem &pb, int device, double occupancy_target) {
     const KernelSpec k = getrs_kernel_for(pb.dtype, pb.n, pb.nrhs);
     const std::string what = fmt::format("batched getrs n={} nrhs={}", pb.n, pb.nrhs);
-    if (getrs_rows(pb.n, pb.nrhs)) return plan_rows(k, pb.a.soa, pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4, pb.batch, device, occupancy_target, what);
+    if (getrs_rows(pb.n, pb.nrhs))
+        return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);
     return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
 }
 

@@ -26,7 +26,8 @@ namespace apairs::batched {
 // overhead, so short rows favour the walk (H200 runs 220-221: getrs f32 n = 16, 1,210 of
 // 1,835 instructions an element in the row loop, issue slots 72 % busy; 0.637 -> 0.421
 // ms with the walk), long ones the rows (getrs f64 n = 128 0.765 -> 0.930 ms with the
-// walk; potrs n = 64 and 128, where the walk also skips the other triangle, 2-16 %).
+// walk; potrs n = 64 and 128, where half the walk's positions fall in the other
+// triangle, 2-16 %).
 template <class T, class Dst>
 __device__ __forceinline__ void warp_stage_grid(T *sh, const T *src, int64_t ld, int64_t es, Walker w, Dst dst) {
 #pragma unroll 4
@@ -46,7 +47,8 @@ __device__ __forceinline__ void block_stage_soa(T *sh, int64_t slot, const T *p,
 #pragma unroll 4
     for (; w.d2 < n; w.advance()) {
         const int so = dst(w.d2, w.d1);
-        if (so >= 0 && eb + w.d0 < batch) cp_async_one(sh + w.d0 * slot + so, p + (w.d2 * ld + w.d1) * stride + eb + w.d0);
+        if (so >= 0 && eb + w.d0 < batch)
+            cp_async_one(sh + w.d0 * slot + so, p + (w.d2 * ld + w.d1) * stride + eb + w.d0);
     }
 }
 template <class T, class Cols, class Dst>
