@@ -47,12 +47,16 @@
 //     operands are staged and copied out by the whole block (a warp's accesses of an
 //     entry span the block's consecutive elements: whole sectors), with a __syncthreads
 //     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa).
-//   potrf, n > 32: block-per-element, a sub-block of S = 64 (n <= 64) or 128
-//     threads per element; the packed triangle and a copy of the current column in
-//     shared memory; right-looking, column j: every thread reads the pivot, the column is
-//     scaled (S threads over its rows), then the trailing triangle is updated (S threads
-//     over its entries in row order). An entry's sums still run l = 0..j-1 in order with
-//     fma, so both models give the same bits as left-looking.
+//   potrf, n > 32 (the rows kernel): a warp per element, its packed triangle staged in
+//     shared memory as the potrs rows kernel's (below) and factored there left-looking,
+//     lane l owning rows l, l + 32, ... Columns go J = 4 at a time: every row's J sums
+//     over the finished columns share one load of its entry (J broadcast loads of rows
+//     j .. j + J - 1 beside it; packed rows l + 32 k fall in distinct banks, as
+//     triangular numbers are distinct mod 32), then the group's columns finish one by
+//     one with shuffles. Each entry's sum runs p = 0 .. j - 1 in order with fma and is
+//     divided by the pivot: the same bits as the host engine's left-looking loop where
+//     that contracts to fma. It also takes a matrix whose indices pass 32 bits (the
+//     map's limit) at any n, but for the synchronous thread kernel's shapes.
 //   potrs, nrhs = 1, n <= 8: thread-per-element, the factor and x in registers, staged
 //     as potrf's thread kernel (two slots, cp.async).
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
@@ -126,7 +130,6 @@ struct PotrfArgs {
     Tri<T> a;
     int32_t *info;
     int n;
-    int sub;  // threads per element of the block kernel (team size)
     int64_t batch;
 };
 
@@ -873,81 +876,132 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// potrf, block-per-element: a sub-block of g.sub threads per element, right-looking in
-// shared memory (the packed triangle, then a copy of the current column).
+// potrf, the rows kernel: a warp per element, left-looking in shared memory.
 
+// A warp's slot: the packed triangle, then its failure flag (for the block's copy-out).
 template <class T>
-__global__ void CHOL_MAXNREG potrf_block_kernel(const PotrfArgs<T> g) {
+__host__ __device__ constexpr int64_t potrf_rows_slot(int n) {
+    return round16(int64_t(tri_size(n)) * int64_t(sizeof(T)) + 4) / int64_t(sizeof(T));
+}
+constexpr int kPotrfRowsCols = 4;  // J: the columns that share one pass over the rows
+
+template <class T, int R>
+__global__ void CHOL_MAXNREG potrf_rows_kernel(const PotrfArgs<T> g) {
+    constexpr int J = kPotrfRowsCols;
+    static_assert(32 % J == 0, "a group of columns within one block of 32 rows");
     extern __shared__ __align__(16) unsigned char chol_smem[];
-    const int n = g.n, S = g.sub, NT = tri_size(n), ES = chol_pad_odd(NT + n);
-    const int64_t team_bytes = round16(int64_t(ES) * sizeof(T) + 4);
-    const int team = threadIdx.x / S, tid = threadIdx.x % S, teams = blockDim.x / S;
-    const bool warp_team = S == 32;
-    unsigned char *region = chol_smem + team * team_bytes;
-    T *const a = reinterpret_cast<T *>(region);
-    T *const col = a + NT;
-    int *const failsh = reinterpret_cast<int *>(region + int64_t(ES) * sizeof(T));
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n;
+    const int64_t slot = potrf_rows_slot<T>(n);
+    T *const base = reinterpret_cast<T *>(chol_smem), *const L = base + warp * slot;
+    const Walker wb(threadIdx.x, blockDim.x, warps, n);  // SoA: (element, column, row) of the block
+    const bool coop = g.a.soa && warps > 1;               // as potrs_rows_kernel
+    auto packed = [&](int r, int c) {
+        const int i = g.a.swap ? c : r, j = g.a.swap ? r : c;
+        return i >= j ? tri_off(i) + j : -1;
+    };
+    const int64_t ld = g.a.ld, es = g.a.soa ? g.a.stride : 1;
+    // This lane's rows' packed offsets (rows past n: row n - 1's, their results unused).
+    int ro[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) ro[k] = tri_off(min(lane + 32 * k, n - 1));
 
-    for (int64_t eb = int64_t(blockIdx.x) * teams; eb < g.batch; eb += int64_t(gridDim.x) * teams) {
-        const int64_t e = eb + team;
-        load_tri<sizeof(T) == 8 ? 4 : 8>(g.a, n, e, g.batch, a, ES, tid, S, 1);
-        team_sync(warp_team);
+    // Columns j .. j + J - 1 at a time (the group): every row sums s_c = A(i, j + c) -
+    // sum_{p < j} L(i, p) L(j + c, p), one load of L(i, p) feeding J fmas. Then within
+    // the group, column by column: the pivot by a shuffle, the column divided by it and
+    // stored, its term taken off the group's later columns (L(j + c', j + c) by a
+    // shuffle). Returns LAPACK's info.
+    auto factor = [&]() -> int {
+#pragma unroll
+        for (int kj = 0; kj < R; ++kj) {
+            for (int jl = 0; jl < 32; jl += J) {
+                const int j = 32 * kj + jl;
+                if (j >= n) return 0;  // uniform
+                T s[J][R];
+                int bo[J];  // rows j + c (past n: row n - 1)
+#pragma unroll
+                for (int c = 0; c < J; ++c) {
+                    bo[c] = tri_off(min(j + c, n - 1));
+#pragma unroll
+                    for (int k = kj; k < R; ++k) s[c][k] = j + c < n ? L[ro[k] + j + c] : T(0);
+                }
+#pragma unroll 4
+                for (int p = 0; p < j; ++p) {
+                    T b[J];
+#pragma unroll
+                    for (int c = 0; c < J; ++c) b[c] = L[bo[c] + p];
+#pragma unroll
+                    for (int k = kj; k < R; ++k) {
+                        const T a = L[ro[k] + p];
+#pragma unroll
+                        for (int c = 0; c < J; ++c) s[c][k] = fma(-a, b[c], s[c][k]);
+                    }
+                }
+#pragma unroll
+                for (int c = 0; c < J; ++c) {
+                    const int jc = j + c;
+                    if (jc >= n) break;  // uniform
+                    const T d = __shfl_sync(0xffffffffu, s[c][kj], jl + c);
+                    if (!(d > T(0))) return jc + 1;  // a NaN too
+                    const T ljj = sqrt(d);
+                    T l[R];
+#pragma unroll
+                    for (int k = kj; k < R; ++k) {
+                        const int r = lane + 32 * k;
+                        l[k] = r == jc ? ljj : s[c][k] / ljj;
+                        if (r >= jc && r < n) L[ro[k] + jc] = l[k];
+                    }
+#pragma unroll
+                    for (int c2 = c + 1; c2 < J; ++c2) {
+                        const T m = __shfl_sync(0xffffffffu, l[kj], jl + c2);  // L(j + c2, jc)
+#pragma unroll
+                        for (int k = kj; k < R; ++k) s[c2][k] = fma(-l[k], m, s[c2][k]);
+                    }
+                }
+                __syncwarp();  // the group's columns are read by every lane from the next group on
+            }
+        }
+        return 0;
+    };
 
-        bool alive = e < g.batch;
+    for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
+        const int64_t e = eb + warp;
+        const bool live = e < g.batch;
+        T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);  // the element's (r, c): src[(r ld + c) es]
+        if (coop) {
+            __syncthreads();  // the previous round's copy-out of every slot is done
+            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, packed);
+        } else if (live) {
+            __syncwarp();  // the previous element's copy-out is done
+            warp_tri_walk(n, g.a.swap, lane, [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
+        }
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        if (coop)
+            __syncthreads();
+        else
+            __syncwarp();
         int fail = 0;
-        for (int j = 0; j < n; ++j) {
-            T ljj = T(1);
-            if (alive) {
-                const T d = a[tri_off(j) + j];
-                if (!(d > T(0))) {
-                    alive = false;
-                    fail = j + 1;
-                } else {
-                    ljj = sqrt(d);
-                    for (int i = j + 1 + tid; i < n; i += S) {
-                        const T v = a[tri_off(i) + j] / ljj;
-                        a[tri_off(i) + j] = v;
-                        col[i] = v;
-                    }
-                }
+        if (live) {
+            fail = factor();
+            if (lane == 0) {
+                *reinterpret_cast<int *>(L + tri_size(n)) = fail;
+                g.info[e] = fail;
             }
-            team_sync(warp_team);
-            if (alive) {
-                if (tid == 0) a[tri_off(j) + j] = ljj;
-                // The trailing triangle (i, k), j < k <= i < n, in row order: row i holds
-                // i - j entries; this thread takes positions tid, tid + S, ...
-                int i = j + 1, k = j + 1 + tid;
-                while (i < n && k > i) {
-                    k -= i - j;
-                    ++i;
-                }
-                while (i < n) {
-                    T *p = a + tri_off(i) + k;
-                    *p = fma(-col[i], col[k], *p);
-                    k += S;
-                    while (i < n && k > i) {
-                        k -= i - j;
-                        ++i;
-                    }
-                }
-            }
-            team_sync(warp_team);
         }
-        if (tid == 0) {
-            failsh[0] = fail;
-            if (e < g.batch) g.info[e] = fail;
+        // The copy-out: a failed element only its columns before the failure.
+        if (coop) {
+            __syncthreads();
+            block_store_soa(g.a.p, g.a.ld, g.a.stride, base, slot, eb, g.batch, n, wb, [&](int q, int r, int c) {
+                const int f = *reinterpret_cast<const int *>(base + q * slot + tri_size(n));
+                return f > 0 && (g.a.swap ? r : c) >= f - 1 ? -1 : packed(r, c);
+            });
+        } else if (live) {
+            __syncwarp();
+            const int lim = fail > 0 ? fail - 1 : n;  // the columns written: below lim
+            warp_tri_walk(n, g.a.swap, lane, [&](int r, int c) {
+                if ((g.a.swap ? r : c) < lim) src[(r * ld + c) * es] = L[packed(r, c)];
+            });
         }
-        team_sync(warp_team);
-
-        team_store(g.a.p, a, g.a.soa, tid, S, 1, n, n, [&](int, int rr, int c, int64_t &go, int &so) {
-            const int i = g.a.swap ? c : rr, j = g.a.swap ? rr : c;
-            const int f = failsh[0];
-            if (i < j || e >= g.batch || (f > 0 && j >= f - 1)) return false;
-            go = tri_offset(g.a, rr, c, e);
-            so = tri_off(i) + j;
-            return true;
-        });
-        team_sync(warp_team);
     }
 }
 
@@ -1259,9 +1313,17 @@ __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
         } else if (live) {
             __syncwarp();  // the previous element's reads of L are done
             // Fast row r holds logical L(r, c), c <= r, or (swap) L(c, r), c >= r.
-            warp_stage_rows(
-                L, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, n, lane,
-                [&](int r) { return g.a.swap ? make_int2(r, n) : make_int2(0, r + 1); }, packed);
+            const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
+            const int64_t ld = g.a.ld, es = g.a.soa ? g.a.stride : 1;
+            // n <= 64: the triangle walk; longer rows a row at a time (H200 run 227, the
+            // walk: f64 n = 64 0.119 -> 0.107 ms, n = 128 0.231 -> 0.282).
+            if constexpr (R <= 2)
+                warp_tri_walk(n, g.a.swap, lane,
+                              [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
+            else
+                warp_stage_rows(
+                    L, src, ld, es, n, lane,
+                    [&](int r) { return g.a.swap ? make_int2(r, n) : make_int2(0, r + 1); }, packed);
         }
         __pipeline_commit();
         T x[R], inv[R];
@@ -1396,6 +1458,24 @@ KernelSpec potrs_warp(bool coop) {
 // The rows kernel for n > 32 with at most kRowsMaxRhs right-hand sides (launch.cuh).
 bool potrs_rows(const PotrsProblem &pb) { return pb.n > kWarpMaxN && pb.nrhs <= kRowsMaxRhs; }
 
+// The rows kernel: n > 32, or a matrix whose fast-grid indices pass 32 bits (the map's
+// limit) outside the synchronous thread kernel's shapes (64-bit walks).
+bool potrf_sync(const PotrfProblem &pb) {
+    const int64_t n = pb.n;
+    return n <= kThreadMaxN && !pb.a.soa && ((pb.dtype == APAIRS_DTYPE_F64 && n >= 3) || n == 8);
+}
+bool potrf_rows(const PotrfProblem &pb) {
+    return pb.n > kWarpMaxN || (!map_fits(pb.a, pb.n) && !potrf_sync(pb));
+}
+
+template <class T>
+const void *potrf_rows_fn(int rows_per_lane) {
+    return rows_per_lane <= 1   ? reinterpret_cast<const void *>(&potrf_rows_kernel<T, 1>)
+           : rows_per_lane == 2 ? reinterpret_cast<const void *>(&potrf_rows_kernel<T, 2>)
+           : rows_per_lane == 3 ? reinterpret_cast<const void *>(&potrf_rows_kernel<T, 3>)
+                                : reinterpret_cast<const void *>(&potrf_rows_kernel<T, 4>);
+}
+
 template <class T>
 KernelSpec potrs_rows_for(int rows_per_lane) {
     KernelSpec k;
@@ -1409,9 +1489,21 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     const bool f64 = pb.dtype == APAIRS_DTYPE_F64;
     const int n = int(pb.n);
     const int64_t es = int64_t(pb.elem_size());
-    const bool fits = map_fits(pb.a, n);
     KernelSpec k;
-    if (n <= kThreadMaxN && !pb.a.soa && ((f64 && n >= 3) || n == 8)) {
+    if (potrf_rows(pb)) {
+        const int R = (n + 31) / 32;
+        k.fn = f64 ? potrf_rows_fn<double>(R) : potrf_rows_fn<float>(R);
+        k.model = Model::WarpGroup;
+        k.group = 32;
+        k.unit_threads = 32;
+        k.unit_elements = 1;
+        k.unit_shared = round16(int64_t(tri_size(n)) * es + 4);
+        k.name = fmt::format("potrf_rows<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
+        k.why = fmt::format("n = {} ({}): a warp per element, its packed triangle staged in shared memory ({} "
+                            "bytes) and factored there left-looking, {} columns a pass over the rows, {} rows a lane",
+                            n, n > kWarpMaxN ? fmt::format("above {}", kWarpMaxN) : "ld past 32-bit indices",
+                            int64_t(tri_size(n)) * es, kPotrfRowsCols, R);
+    } else if (potrf_sync(pb)) {
         // AoS f64 n = 3 .. 8: the synchronous staging (83 % / 70 % at n = 4 / 8 where the
         // cp.async kernel measured 56 % / 68 %); 64-bit walks, so no map limit. AoS f32
         // n = 8 too (the cp.async kernel: 63 % of the bound where f64 took 74 %), its
@@ -1426,7 +1518,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "registers, each warp staging its 32 elements' fast grids in memory order through "
                             "shared memory (8 or 16 loads in flight a lane)",
                             n, kThreadMaxN, tri_size(n));
-    } else if (n <= kThreadMaxN && fits) {
+    } else if (n <= kThreadMaxN) {  // (the map fits: else the rows kernel)
         // AoS f32 n = 4: the copy-out by the grid walk (f64 AoS n >= 3 and f32 AoS n = 8
         // took the branch above).
         const bool grid = !f64 && !pb.a.soa && n == 4;
@@ -1443,7 +1535,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
                             "memory order{}",
                             n, kThreadMaxN, tri_size(n),
                             grid ? "; the copy-out walks the n x n grids with per-lane offsets worked out once" : "");
-    } else if (n <= kWarpMaxN && fits) {
+    } else {  // n <= 32, the map fits
         k = f64 ? potrf_warp_for<double>(n, pb.a.soa) : potrf_warp_for<float>(n, pb.a.soa);
         k.model = Model::WarpGroup;
         k.unit_threads = 32;
@@ -1453,22 +1545,6 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
                             n, kWarpMaxN, k.group, fold ? "two rows (r and C - 1 - r, C = 16 or 32)" : "one row");
-    } else {
-        const int S = n <= 32 ? 32 : n <= 64 ? 64 : 128;
-        k.fn = f64 ? reinterpret_cast<const void *>(&potrf_block_kernel<double>)
-                   : reinterpret_cast<const void *>(&potrf_block_kernel<float>);
-        k.model = Model::BlockPerElement;
-        k.group = S;
-        k.sub = S;
-        k.unit_threads = S;
-        k.unit_elements = 1;
-        k.unit_shared = round16(int64_t(chol_pad_odd(tri_size(n) + n)) * es + 4);
-        k.name = fmt::format("potrf_block<{}, {} threads per element>", tname(pb.dtype), S);
-        k.why = fmt::format("n = {} ({}): a sub-block of {} threads per element factors it right-looking "
-                            "in shared memory (the packed triangle, {} bytes), the column scaled and the trailing "
-                            "triangle updated in parallel",
-                            n, n > kWarpMaxN ? fmt::format("above {}", kWarpMaxN) : "ld past 32-bit indices", S,
-                            int64_t(tri_size(n) + n) * es);
     }
     return k;
 }
@@ -1597,6 +1673,8 @@ CudaConfig plan_warp_soa(const KernelSpec &k, int64_t batch, int device, double 
 CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target) {
     const KernelSpec k = potrf_kernel_for(pb);
     const std::string what = fmt::format("batched potrf n={}", pb.n);
+    if (potrf_rows(pb))
+        return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);
     if (k.model == Model::WarpGroup && pb.a.soa)
         return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);
     return plan_kernel(k, pb.batch, device, occupancy_target, 1, what);
@@ -1610,7 +1688,6 @@ void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stre
         g.a = tri_of<T>(pb.a, pb.lower, p);
         g.info = info;
         g.n = int(pb.n);
-        g.sub = cfg.sub;
         g.batch = pb.batch;
         return g;
     };

@@ -41,10 +41,19 @@
 //     at a time). The columns fully unrolled (a
 //     rolled loop of blocks of 4 columns at C = 32, its code held in the instruction
 //     caches, cost more issue slots than the unrolled code's instruction fetch).
-//   getrf, n > 32: block-per-element, a sub-block of S = 128 (n <= 64) or 256 threads, the
-//     element in shared memory (ld n | 1). Column j: the team's first warp finds the pivot;
-//     then the rows swap and the column is scaled; then the trailing update, 32 threads
-//     along each row; three barriers per column.
+//   getrf, n > 32 (the rows kernel, where three warps' slots fit an SM: f64 n <= 97, f32
+//     every n on an H100 or H200): a warp per element, the element in shared memory (ld
+//     n | 1: a column's rows in distinct banks), staged as getrs's rows kernel stages its
+//     factors; lane l owns rows l, l + 32, ... Column j: the pivot by a scan and a
+//     butterfly of (key, row) pairs (warp_pivot_row, as in the block kernel); rows j and
+//     p swap, the lanes across the columns; each lane divides its rows' entries below the
+//     pivot and updates its rows four columns at a time, all four loads before the stores
+//     (the pivot row's entries broadcast loads shared by the lane's rows). Three
+//     __syncwarp a column, no block barrier.
+//   getrf, larger n (the block kernel): a sub-block of S = 128 (n <= 64) or 256 threads,
+//     the element in shared memory (ld n | 1). Column j: the team's first warp finds the
+//     pivot; then the rows swap and the column is scaled; then the trailing update, 32
+//     threads along each row; three barriers per column.
 //   getrs, n > 8, nrhs <= 8 (the rows kernel): a warp per element, its factors staged in
 //     shared memory (SoA: by the whole block, runs of its elements), the pivots turned
 //     into one permutation (a gather of B's rows on the loads, or a scatter on the stores
@@ -876,6 +885,32 @@ __global__ void LU_LINE_MAXNREG(T, C) getrf_line_kernel(const GetrfArgs<T> g) {
     }
 }
 
+// The pivot row of column j of the n x n matrix a (ld LD), found by a warp: each lane
+// scans rows j + lane, j + lane + 32, ... in order (keys + 1, so that any row beats
+// none), then a butterfly of (key, row) pairs, ties to the lower row. Every lane gets it.
+// R >= ceil((n - j) / 32): the scan unrolled (a rolled loop cost the rows kernel 2.5-5 %,
+// H200 run 230).
+template <int R, class T>
+__device__ __forceinline__ int warp_pivot_row(const T *a, int LD, int j, int n, int lane) {
+    decltype(abs_key(T(0))) best = 0;
+    int row = n;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        const int i = j + lane + 32 * k;
+        if (i < n) {
+            const auto key = abs_key(a[i * LD + j]) + 1;
+            if (key > best) best = key, row = i;
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) {
+        const auto ob = __shfl_xor_sync(kFull, best, off);
+        const int orow = __shfl_xor_sync(kFull, row, off);
+        if (ob > best || (ob == best && orow < row)) best = ob, row = orow;
+    }
+    return row;
+}
+
 // ---------------------------------------------------------------------------------
 // getrf, block-per-element: a sub-block of g.sub threads per element in shared memory
 
@@ -904,19 +939,7 @@ __global__ void LU_MAXNREG getrf_block_kernel(const GetrfArgs<T> g) {
         int info = 0;
         for (int j = 0; j < n; ++j) {
             if (alive && tid < 32) {
-                // Keys + 1 so that any row beats none; each lane scans its rows in order.
-                decltype(abs_key(T(0))) best = 0;
-                int row = n;
-                for (int i = j + tid; i < n; i += 32) {
-                    const auto k = abs_key(a[i * LD + j]) + 1;
-                    if (k > best) best = k, row = i;
-                }
-#pragma unroll
-                for (int off = 16; off > 0; off /= 2) {
-                    const auto ob = __shfl_xor_sync(kFull, best, off);
-                    const int orow = __shfl_xor_sync(kFull, row, off);
-                    if (ob > best || (ob == best && orow < row)) best = ob, row = orow;
-                }
+                const int row = warp_pivot_row<int(kMaxGemmSize + 31) / 32>(a, LD, j, n, tid);
                 if (tid == 0) {
                     *pivot_row = row;
                     *pivot_value = a[row * LD + j];
@@ -954,6 +977,114 @@ __global__ void LU_MAXNREG getrf_block_kernel(const GetrfArgs<T> g) {
         store_block(g.a, n, 0, n, e, g.batch, a, 0, LD, tid, S, 1, All());
         store_pivots(g.piv, n, e, g.batch, pivsh, 0, tid, S, 1);
         __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrf, the rows kernel: a warp per element in shared memory.
+
+// A warp's slot (bytes): the n x (n | 1) matrix, then the n pivots.
+template <class T>
+__host__ __device__ constexpr int64_t getrf_rows_slot(int n) {
+    return round16(int64_t(n) * pad_odd(n) * int64_t(sizeof(T)) + 4 * int64_t(n));
+}
+
+template <class T, int R>
+__global__ void LU_MAXNREG getrf_rows_kernel(const GetrfArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n, LD = pad_odd(n);
+    const int64_t slot = getrf_rows_slot<T>(n) / int64_t(sizeof(T));
+    T *const base = reinterpret_cast<T *>(lu_smem), *const A = base + warp * slot;
+    int *const pivsh = reinterpret_cast<int *>(A + n * LD);
+    const Walker w0(lane, 32, n, n), wb(threadIdx.x, blockDim.x, warps, n);  // AoS: the warp's; SoA: the block's
+    auto dst = [&](int r, int c) { return g.a.row_major ? r * LD + c : c * LD + r; };
+    const bool coop = g.a.soa && warps > 1;  // SoA by the block where it has several warps (as getrs)
+    const int64_t es = g.a.soa ? g.a.stride : 1;
+    for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
+        const int64_t e = eb + warp;
+        const bool live = e < g.batch;
+        T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);  // fast-grid (r, c) at src[(r ld + c) es]
+        if (coop) {
+            __syncthreads();  // the previous round's copy-out of every slot is done
+            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst);
+        } else if (live) {
+            __syncwarp();  // the previous element's copy-out is done
+            if constexpr (R <= 2)  // n <= 64: the walk; longer rows a row at a time (as getrs)
+                warp_stage_grid(A, src, g.a.ld, es, w0, dst);
+            else
+                warp_stage_rows(A, src, g.a.ld, es, n, lane, [&](int) { return make_int2(0, n); }, dst);
+        }
+        copy_async_wait();
+        if (coop)
+            __syncthreads();
+        else
+            __syncwarp();
+        if (live) {
+            int info = 0;
+            for (int j = 0; j < n; ++j) {
+                const int p = warp_pivot_row<R>(A, LD, j, n, lane);
+                const T d = A[p * LD + j];
+                if ((d == T(0) || d != d) && info == 0) info = j + 1;
+                if (lane == 0) pivsh[j] = p;
+                __syncwarp();  // every lane has read d before the swap moves it
+                if (p != j)  // uniform
+                    for (int k = lane; k < n; k += 32) {
+                        const T t = A[j * LD + k];
+                        A[j * LD + k] = A[p * LD + k];
+                        A[p * LD + k] = t;
+                    }
+                __syncwarp();
+                // This lane's rows below the pivot: the multiplier, then the row's update
+                // a_rk = fma(-l_r, u_k, a_rk), k ascending, u_k one broadcast load for
+                // all of them.
+                const T div = pivot_divisor(d);
+                const int kj = j / 32;  // blocks of rows below kj are finished
+                T l[R];
+                bool act[R];
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const int r = lane + 32 * k;
+                    act[k] = k >= kj && r > j && r < n;
+                    l[k] = act[k] ? A[r * LD + j] / div : T(0);
+                    if (act[k]) A[r * LD + j] = l[k];
+                }
+                // Q columns at a time, every load before the stores: the compiler cannot
+                // tell row j from this lane's rows, so a load after a store waits for it
+                // (H200 run 227, one column at a time: f64 n = 64 1.55 ms, n = 128 12.9).
+                constexpr int Q = 4;
+                auto update = [&](int c, auto q_count) {
+                    constexpr int QN = decltype(q_count)::value;
+                    T u[QN], x[R][QN];
+#pragma unroll
+                    for (int q = 0; q < QN; ++q) u[q] = A[j * LD + c + q];
+#pragma unroll
+                    for (int k = 0; k < R; ++k)
+#pragma unroll
+                        for (int q = 0; q < QN; ++q)
+                            x[k][q] = act[k] ? A[(lane + 32 * k) * LD + c + q] : T(0);
+#pragma unroll
+                    for (int k = 0; k < R; ++k)
+#pragma unroll
+                        for (int q = 0; q < QN; ++q)
+                            if (act[k]) A[(lane + 32 * k) * LD + c + q] = fma(-l[k], u[q], x[k][q]);
+                };
+                int c = j + 1;
+                for (; c + Q <= n; c += Q) update(c, std::integral_constant<int, Q>());
+                for (; c < n; ++c) update(c, std::integral_constant<int, 1>());
+                __syncwarp();  // row j + 1 and column j + 1 are read by every lane next
+            }
+            if (lane == 0) g.info[e] = info;
+        }
+        // The copy-out: the factors, then the pivots (1-based).
+        if (coop) {
+            __syncthreads();
+            block_store_soa(g.a.p, g.a.ld, g.a.stride, base, slot, eb, g.batch, n, wb,
+                            [&](int, int r, int c) { return dst(r, c); });
+        } else if (live) {
+            for (Walker w = w0; w.d2 == 0; w.advance()) src[(w.d1 * g.a.ld + w.d0) * es] = A[dst(w.d1, w.d0)];
+        }
+        if (live)
+            for (int i = lane; i < n; i += 32) g.piv.p[g.piv.soa ? i * g.piv.stride + e : e * n + i] = pivsh[i] + 1;
     }
 }
 
@@ -1212,6 +1343,23 @@ KernelSpec getrf_warp_for(int n, bool soa, int64_t max_shared) {
                      : getrf_warp_c<T, 32>(soa, max_shared);
 }
 
+// n > 32: the rows kernel where three of its slots fit a block's shared memory (three
+// warps an SM: f64 n <= 97, f32 every n on an H100 or H200), else the block kernel. H200
+// run 228: at three warps an SM (f32 n = 128) rows 3.32 / 4.44 ms (AoS / SoA), block
+// 4.61 / 5.53; at one (f64 n = 128, 132 KB) rows 5.89 / 6.43, block 4.63 / 5.21. The
+// sizes between were not timed.
+template <class T>
+bool getrf_rows(int n, int64_t max_shared) {
+    return n > 32 && 3 * getrf_rows_slot<T>(n) <= max_shared;
+}
+
+template <class T>
+const void *getrf_rows_fn(int R) {
+    return R <= 2   ? reinterpret_cast<const void *>(&getrf_rows_kernel<T, 2>)
+           : R == 3 ? reinterpret_cast<const void *>(&getrf_rows_kernel<T, 3>)
+                    : reinterpret_cast<const void *>(&getrf_rows_kernel<T, 4>);
+}
+
 KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_shared) {
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
@@ -1244,6 +1392,19 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_sh
                                               "copied as one run",
                                               k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
+    } else if (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared)) {
+        const int R = (n + 31) / 32;
+        k.fn = f64 ? getrf_rows_fn<double>(R) : getrf_rows_fn<float>(R);
+        k.model = Model::WarpGroup;
+        k.group = 32;
+        k.unit_threads = 32;
+        k.unit_elements = 1;
+        k.unit_shared = f64 ? getrf_rows_slot<double>(n) : getrf_rows_slot<float>(n);
+        k.name = fmt::format("getrf_rows<{}, 32 lanes per element, {} rows each>", tname(dtype), R);
+        k.why = fmt::format("n = {} (above 32): a warp per element factors it right-looking in shared memory ({} "
+                            "bytes), {} rows a lane, the pivot by a warp reduction, the rows' updates without "
+                            "barriers",
+                            n, k.unit_shared, R);
     } else {
         const int S = n <= 64 ? 128 : 256;
         k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)
@@ -1255,9 +1416,9 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_sh
         k.unit_elements = 1;
         k.unit_shared = f64 ? block_region<double>(n) : block_region<float>(n);
         k.name = fmt::format("getrf_block<{}, {} threads per element>", tname(dtype), S);
-        k.why = fmt::format("n = {} (above 32): a sub-block of {} threads per element factors it right-looking in "
-                            "shared memory ({} bytes), the swap and the column scaled, then the trailing update, "
-                            "in parallel",
+        k.why = fmt::format("n = {} (above 32, and the rows kernel would fit fewer than three warps an SM): a "
+                            "sub-block of {} threads per element factors it right-looking in shared memory ({} "
+                            "bytes), the swap and the column scaled, then the trailing update, in parallel",
                             n, S, k.unit_shared);
     }
     return k;
@@ -1363,9 +1524,10 @@ void queue(const CudaConfig &cfg, void *stream, int64_t batch, int64_t per_block
           what);
 }
 
-// Elements per block of the planned getrf kernel: cfg.group threads per element (1, the
-// block's S), except the warp-group kernel's warps, which stage warp_staged elements each.
+// Elements per block of the planned getrf kernel: the thread kernel's threads, the warp
+// kernel's warps times the elements each stages (warp_staged), the rows kernel's warps.
 int64_t getrf_per_block(const CudaConfig &cfg, const GetrfProblem &pb) {
+    if (pb.n > 32 && cfg.model == Model::WarpGroup) return cfg.block_threads / 32;  // the rows kernel
     if (cfg.model == Model::WarpGroup)
         return int64_t(cfg.block_threads / 32) *
                warp_staged(warp_columns(int(pb.n)), pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4, pb.a.soa);
@@ -1426,11 +1588,14 @@ CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_
     // The line kernel's unit is already a team of 8 warps.
     require_device(device);
     const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device).max_shared_per_block);
+    const std::string what = fmt::format("batched getrf n={}", pb.n);
+    if (pb.n > 32 && k.model == Model::WarpGroup)  // the rows kernel
+        return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);
     const int tb = pb.dtype == APAIRS_DTYPE_F64 ? 8 : 4;
     const int units_min = k.model != Model::WarpGroup || !pb.a.soa || k.unit_threads != 32
                               ? 1
                               : std::max(1, 32 / (int(k.unit_elements) * tb));
-    return plan_kernel(k, pb.batch, device, occupancy_target, units_min, fmt::format("batched getrf n={}", pb.n));
+    return plan_kernel(k, pb.batch, device, occupancy_target, units_min, what);
 }
 
 void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stream, void *A, int32_t *ipiv,

@@ -281,9 +281,11 @@ TEMPLATE_TEST_CASE("batched potrf and potrs: batches past one resident wave", "[
     Rng rng(seed);
     Context ctx;
     double rec = 0, res = 0;
-    // n > 32: potrs's rows kernel (a warp an element, 2, 3 and 4 rows a lane).
-    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {4, 150001}, {8, 110017}, {16, 9001}, {24, 5003},
-                                                  {32, 4001},  {40, 4001},   {64, 2003},   {97, 911},  {128, 901}};
+    // n > 32: the rows kernels of potrf and potrs (a warp an element, 2, 3 and 4 rows a
+    // lane; potrf's groups of four columns whole or cut short by n).
+    const std::pair<int64_t, int64_t> shapes[] = {{2, 300007}, {4, 150001}, {8, 110017}, {16, 9001},
+                                                  {24, 5003},  {32, 4001},  {40, 4001},   {64, 2003},
+                                                  {81, 1009},  {97, 911},   {128, 901}};
     for (const auto &[n, batch] : shapes)
         for (const Layout &l : {Layout{false, true, true, 0, 0}, Layout{true, false, false, 1, 3}})
             check_layout<T>(ctx.h, n, batch, l, rng, rec, res, true);
