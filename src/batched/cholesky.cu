@@ -878,10 +878,11 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
 // ---------------------------------------------------------------------------------
 // potrf, the rows kernel: a warp per element, left-looking in shared memory.
 
-// A warp's slot: the packed triangle, then its failure flag (for the block's copy-out).
+// A warp's slot (bytes): the packed triangle, then its failure flag (for the block's
+// copy-out).
 template <class T>
 __host__ __device__ constexpr int64_t potrf_rows_slot(int n) {
-    return round16(int64_t(tri_size(n)) * int64_t(sizeof(T)) + 4) / int64_t(sizeof(T));
+    return round16(int64_t(tri_size(n)) * int64_t(sizeof(T)) + 4);
 }
 constexpr int kPotrfRowsCols = 4;  // J: the columns that share one pass over the rows
 
@@ -891,7 +892,7 @@ __global__ void CHOL_MAXNREG potrf_rows_kernel(const PotrfArgs<T> g) {
     static_assert(32 % J == 0, "a group of columns within one block of 32 rows");
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n;
-    const int64_t slot = potrf_rows_slot<T>(n);
+    const int64_t slot = potrf_rows_slot<T>(n) / int64_t(sizeof(T));
     T *const base = reinterpret_cast<T *>(chol_smem), *const L = base + warp * slot;
     const Walker wb(threadIdx.x, blockDim.x, warps, n);  // SoA: (element, column, row) of the block
     const bool coop = g.a.soa && warps > 1;               // as potrs_rows_kernel
@@ -972,7 +973,8 @@ __global__ void CHOL_MAXNREG potrf_rows_kernel(const PotrfArgs<T> g) {
             block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, packed);
         } else if (live) {
             __syncwarp();  // the previous element's copy-out is done
-            warp_tri_walk(n, g.a.swap, lane, [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
+            warp_tri_walk(n, g.a.swap, lane,
+                          [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
         }
         __pipeline_commit();
         __pipeline_wait_prior(0);
@@ -1315,8 +1317,9 @@ __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
             // Fast row r holds logical L(r, c), c <= r, or (swap) L(c, r), c >= r.
             const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
             const int64_t ld = g.a.ld, es = g.a.soa ? g.a.stride : 1;
-            // n <= 64: the triangle walk; longer rows a row at a time (H200 run 227, the
-            // walk: f64 n = 64 0.119 -> 0.107 ms, n = 128 0.231 -> 0.282).
+            // n <= 64: the triangle walk (H200 run 227: f64 n = 64 0.119 -> 0.107 ms); longer
+            // rows a row at a time (the walk showed no gain at n = 128: 0.282 ms in run 227,
+            // 0.270 by rows in run 228, calls that differ by up to 15 %).
             if constexpr (R <= 2)
                 warp_tri_walk(n, g.a.swap, lane,
                               [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
@@ -1497,7 +1500,7 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         k.group = 32;
         k.unit_threads = 32;
         k.unit_elements = 1;
-        k.unit_shared = round16(int64_t(tri_size(n)) * es + 4);
+        k.unit_shared = f64 ? potrf_rows_slot<double>(n) : potrf_rows_slot<float>(n);
         k.name = fmt::format("potrf_rows<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
         k.why = fmt::format("n = {} ({}): a warp per element, its packed triangle staged in shared memory ({} "
                             "bytes) and factored there left-looking, {} columns a pass over the rows, {} rows a lane",
