@@ -328,7 +328,8 @@ void check_all() {
     check_layout<T>(ctx.h, 31, device ? 3001 : 31, Layout{false, true, 0, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, device ? 4500 : 45, Layout{true, false, 1, 0}, rng, worst);
     check_layout<T>(ctx.h, 25, device ? 3203 : 33, Layout{true, true, 0, 2}, rng, worst);
-    // The rows kernels (getrf n > 32, getrs n > 8: a warp an element, 1 to 4 rows a lane)
+    // The rows kernels (getrf n > 32 where three warps' elements fit an SM, f64 n = 100
+    // and 128 on its block kernel; getrs n > 8: a warp an element, 1 to 4 rows a lane)
     // over several grid-stride rounds, in both layouts and orders.
     check_layout<T>(ctx.h, 40, device ? 3001 : 3, Layout{false, true, 1, 2}, rng, worst);
     check_layout<T>(ctx.h, 64, device ? 1201 : 3, Layout{true, false, 0, 3}, rng, worst);
