@@ -48,15 +48,17 @@
 //     entry span the block's consecutive elements: whole sectors), with a __syncthreads
 //     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa).
 //   potrf, n > 32 (the rows kernel): a warp per element, its packed triangle staged in
-//     shared memory as the potrs rows kernel's (below) and factored there left-looking,
-//     lane l owning rows l, l + 32, ... Columns go J = 4 at a time: every row's J sums
-//     over the finished columns share one load of its entry (J broadcast loads of rows
-//     j .. j + J - 1 beside it; packed rows l + 32 k fall in distinct banks, as
-//     triangular numbers are distinct mod 32), then the group's columns finish one by
-//     one with shuffles. Each entry's sum runs p = 0 .. j - 1 in order with fma and is
-//     divided by the pivot: the same bits as the host engine's left-looking loop where
-//     that contracts to fma. It also takes a matrix whose indices pass 32 bits (the
-//     map's limit) at any n, but for the synchronous thread kernel's shapes.
+//     shared memory as the potrs rows kernel's (below; the copy-out walks the triangle at
+//     every n) and factored there left-looking, lane l owning rows l, l + 32, ...
+//     Columns go J = 4 at a time: every row's J sums over the finished columns share one
+//     load of its entry (J broadcast loads of rows j .. j + J - 1 beside it; packed rows
+//     l + 32 k fall in distinct banks, as triangular numbers are distinct mod 32), then
+//     the group's columns finish one by one with shuffles. Each entry's sum runs p = 0 ..
+//     j - 1 in order with fma and is divided by the pivot: the bits of a plain
+//     left-looking loop with fma (a host emulation checked n = 1 .. 128); the host engine
+//     rounds its products separately, so the two may differ in the last bits, within the
+//     same bound. It also takes a matrix whose indices pass 32 bits (the map's limit) at
+//     any n, but for the synchronous thread kernel's shapes.
 //   potrs, nrhs = 1, n <= 8: thread-per-element, the factor and x in registers, staged
 //     as potrf's thread kernel (two slots, cp.async).
 //   potrs, nrhs = 1, 8 < n <= 32: warp-group, 16 or 32 lanes per element, lane r
@@ -968,14 +970,8 @@ __global__ void CHOL_MAXNREG potrf_rows_kernel(const PotrfArgs<T> g) {
         const int64_t e = eb + warp;
         const bool live = e < g.batch;
         T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);  // the element's (r, c): src[(r ld + c) es]
-        if (coop) {
-            __syncthreads();  // the previous round's copy-out of every slot is done
-            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, packed);
-        } else if (live) {
-            __syncwarp();  // the previous element's copy-out is done
-            warp_tri_walk(n, g.a.swap, lane,
-                          [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
-        }
+        rows_stage(coop, live, base, slot, g.a.p, ld, g.a.stride, eb, g.batch, n, wb, packed,
+                   [&] { warp_stage_tri<R>(L, src, ld, es, n, g.a.swap, lane, packed); });
         __pipeline_commit();
         __pipeline_wait_prior(0);
         if (coop)
@@ -1279,9 +1275,10 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 
 // ---------------------------------------------------------------------------------
 // potrs, n > 32, at most kRowsMaxRhs right-hand sides (the rows kernel): a warp per
-// element, its packed factor staged in shared memory by cp.async a fast-grid row at a
-// time (warp_stage_rows; 64-bit offsets and no triangle map, which at n = 128 would be as
-// large as the factor), and one column of B at a time in registers, lane l holding rows
+// element, its packed factor staged in shared memory by cp.async (warp_stage_tri: the
+// stored triangle walked in memory order at n <= 64, a fast-grid row at a time beyond;
+// 64-bit offsets and no triangle map, which at n = 128 would be as large as the factor),
+// and one column of B at a time in registers, lane l holding rows
 // l, l + 32, ... (R = ceil(n / 32)); both solves by columns (solve.cuh). A SoA factor is
 // staged by the whole block (block_stage_soa: runs of the block's elements; plan_rows
 // grows the block towards 32-byte runs) where it has several warps. One slot per warp:
@@ -1309,25 +1306,11 @@ __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
     for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
         const int64_t e = eb + warp;
         const bool live = e < g.batch && !(g.skip && g.skip[e] != 0);  // posv: elements that factored
-        if (coop) {
-            __syncthreads();  // the previous round's reads of every slot are done
-            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, packed);
-        } else if (live) {
-            __syncwarp();  // the previous element's reads of L are done
-            // Fast row r holds logical L(r, c), c <= r, or (swap) L(c, r), c >= r.
-            const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
-            const int64_t ld = g.a.ld, es = g.a.soa ? g.a.stride : 1;
-            // n <= 64: the triangle walk (H200 run 227: f64 n = 64 0.119 -> 0.107 ms); longer
-            // rows a row at a time (the walk showed no gain at n = 128: 0.282 ms in run 227,
-            // 0.270 by rows in run 228, calls that differ by up to 15 %).
-            if constexpr (R <= 2)
-                warp_tri_walk(n, g.a.swap, lane,
-                              [&](int r, int c) { cp_async_one(L + packed(r, c), src + (r * ld + c) * es); });
-            else
-                warp_stage_rows(
-                    L, src, ld, es, n, lane,
-                    [&](int r) { return g.a.swap ? make_int2(r, n) : make_int2(0, r + 1); }, packed);
-        }
+        // Fast row r holds logical L(r, c), c <= r, or (swap) L(c, r), c >= r.
+        rows_stage(coop, live, base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, packed, [&] {
+            warp_stage_tri<R>(L, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, n,
+                              g.a.swap, lane, packed);
+        });
         __pipeline_commit();
         T x[R], inv[R];
 #pragma unroll
@@ -1480,12 +1463,10 @@ const void *potrf_rows_fn(int rows_per_lane) {
 }
 
 template <class T>
-KernelSpec potrs_rows_for(int rows_per_lane) {
-    KernelSpec k;
-    k.fn = rows_per_lane <= 2   ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 2>)
+const void *potrs_rows_fn(int rows_per_lane) {
+    return rows_per_lane <= 2   ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 2>)
            : rows_per_lane == 3 ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 3>)
                                 : reinterpret_cast<const void *>(&potrs_rows_kernel<T, 4>);
-    return k;
 }
 
 KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
@@ -1495,12 +1476,8 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
     KernelSpec k;
     if (potrf_rows(pb)) {
         const int R = (n + 31) / 32;
-        k.fn = f64 ? potrf_rows_fn<double>(R) : potrf_rows_fn<float>(R);
-        k.model = Model::WarpGroup;
-        k.group = 32;
-        k.unit_threads = 32;
-        k.unit_elements = 1;
-        k.unit_shared = f64 ? potrf_rows_slot<double>(n) : potrf_rows_slot<float>(n);
+        k = f64 ? rows_kernel_spec(potrf_rows_fn<double>(R), potrf_rows_slot<double>(n))
+                : rows_kernel_spec(potrf_rows_fn<float>(R), potrf_rows_slot<float>(n));
         k.name = fmt::format("potrf_rows<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
         k.why = fmt::format("n = {} ({}): a warp per element, its packed triangle staged in shared memory ({} "
                             "bytes) and factored there left-looking, {} columns a pass over the rows, {} rows a lane",
@@ -1588,12 +1565,8 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     }
     if (potrs_rows(pb)) {
         const int R = (n + 31) / 32;
-        KernelSpec k = f64 ? potrs_rows_for<double>(R) : potrs_rows_for<float>(R);
-        k.model = Model::WarpGroup;
-        k.group = 32;
-        k.unit_threads = 32;
-        k.unit_elements = 1;
-        k.unit_shared = round16(int64_t(tri_size(n)) * es);
+        KernelSpec k = rows_kernel_spec(f64 ? potrs_rows_fn<double>(R) : potrs_rows_fn<float>(R),
+                                        round16(int64_t(tri_size(n)) * es));
         k.name = fmt::format("potrs_rows<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
         k.why = fmt::format("nrhs = {} (at most {}), n = {} (above {}): a warp per element, its factor staged in "
                             "shared memory ({} bytes), one column of B at a time in registers ({} rows a lane), both "

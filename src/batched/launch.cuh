@@ -39,7 +39,21 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
 // threads solve columns side by side (8: an estimate, not a measured crossover).
 constexpr int kRowsMaxRhs = 8;
 
-// The rows kernels (potrs, getrs: a warp an element) stage a SoA factor with the whole
+// A rows kernel (potrf n > 32, potrs n > 32, getrf n > 32, getrs n > 8: a warp an
+// element, its operand in a shared-memory slot of `slot_bytes`) as the planner sees it;
+// the caller names it and says why.
+inline KernelSpec rows_kernel_spec(const void *fn, int64_t slot_bytes) {
+    KernelSpec k;
+    k.model = Model::WarpGroup;
+    k.fn = fn;
+    k.group = 32;
+    k.unit_threads = 32;
+    k.unit_elements = 1;
+    k.unit_shared = slot_bytes;
+    return k;
+}
+
+// The rows kernels (potrf, potrs, getrf, getrs: a warp an element) stage a SoA factor with the whole
 // block, each entry's values of the block's W warps' elements one run: plan_kernel's
 // pick, or for SoA a block grown in powers of two towards runs of 32 bytes (W es),
 // the largest that keeps 3/4 of the pick's warps an SM, and says so.

@@ -1004,16 +1004,8 @@ __global__ void LU_MAXNREG getrf_rows_kernel(const GetrfArgs<T> g) {
         const int64_t e = eb + warp;
         const bool live = e < g.batch;
         T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);  // fast-grid (r, c) at src[(r ld + c) es]
-        if (coop) {
-            __syncthreads();  // the previous round's copy-out of every slot is done
-            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst);
-        } else if (live) {
-            __syncwarp();  // the previous element's copy-out is done
-            if constexpr (R <= 2)  // n <= 64: the walk; longer rows a row at a time (as getrs)
-                warp_stage_grid(A, src, g.a.ld, es, w0, dst);
-            else
-                warp_stage_rows(A, src, g.a.ld, es, n, lane, [&](int) { return make_int2(0, n); }, dst);
-        }
+        rows_stage(coop, live, base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst,
+                   [&] { warp_stage_square<R>(A, src, g.a.ld, es, n, lane, w0, dst); });
         copy_async_wait();
         if (coop)
             __syncthreads();
@@ -1173,7 +1165,7 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 // ---------------------------------------------------------------------------------
 // getrs, n > 8, at most kRowsMaxRhs right-hand sides (the rows kernel): a warp per
 // element, its factors staged in shared memory (n x (n | 1)) by cp.async
-// (warp_stage_grid, or for n > 64 warp_stage_rows), one column of B at a time in
+// (warp_stage_square: the grid walk, or for n > 64 a row at a time), one column of B at a time in
 // registers, lane l holding rows l, l + 32, ... (R = ceil(n / 32)); both solves by
 // columns (solve.cuh). A SoA factor is staged by the whole block where it has several
 // warps (block_stage_soa, plan_rows). The pivots become one permutation per element,
@@ -1198,18 +1190,10 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
     for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
         const int64_t e = eb + warp;
         const bool live = e < g.batch && !(g.info && g.info[e] != 0);  // gesv: elements that factored
-        if (coop) {
-            __syncthreads();  // the previous round's reads of every slot are done
-            block_stage_soa(base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst);
-        } else if (live) {
-            __syncwarp();  // the previous element's reads of A are done
-            const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
-            if constexpr (R <= 2)  // n <= 64: the walk; longer rows a row at a time (solve.cuh)
-                warp_stage_grid(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, w0, dst);
-            else
-                warp_stage_rows(A, src, g.a.ld, g.a.soa ? g.a.stride : 1, n, lane, [&](int) { return make_int2(0, n); },
-                                dst);
-        }
+        rows_stage(coop, live, base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst, [&] {
+            warp_stage_square<R>(A, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, n,
+                                 lane, w0, dst);
+        });
         // perm while the factors are in flight: swap i with p_i, i = 0 .. n - 1 (a pivot
         // outside 0 .. n - 1 is no swap, as in the chunked kernel).
         int pv[R], perm[R];
@@ -1394,12 +1378,8 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_sh
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
     } else if (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared)) {
         const int R = (n + 31) / 32;
-        k.fn = f64 ? getrf_rows_fn<double>(R) : getrf_rows_fn<float>(R);
-        k.model = Model::WarpGroup;
-        k.group = 32;
-        k.unit_threads = 32;
-        k.unit_elements = 1;
-        k.unit_shared = f64 ? getrf_rows_slot<double>(n) : getrf_rows_slot<float>(n);
+        k = f64 ? rows_kernel_spec(getrf_rows_fn<double>(R), getrf_rows_slot<double>(n))
+                : rows_kernel_spec(getrf_rows_fn<float>(R), getrf_rows_slot<float>(n));
         k.name = fmt::format("getrf_rows<{}, 32 lanes per element, {} rows each>", tname(dtype), R);
         k.why = fmt::format("n = {} (above 32): a warp per element factors it right-looking in shared memory ({} "
                             "bytes), {} rows a lane, the pivot by a warp reduction, the rows' updates without "
@@ -1454,17 +1434,11 @@ bool getrs_rows(int64_t n, int64_t nrhs) { return n > 8 && nrhs <= kRowsMaxRhs; 
 template <class T>
 KernelSpec getrs_rows_for(int n) {
     const int R = (n + 31) / 32;
-    KernelSpec k;
-    k.fn = R == 1   ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 1>)
-           : R == 2 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 2>)
-           : R == 3 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 3>)
-                    : reinterpret_cast<const void *>(&getrs_rows_kernel<T, 4>);
-    k.model = Model::WarpGroup;
-    k.group = 32;
-    k.unit_threads = 32;
-    k.unit_elements = 1;
-    k.unit_shared = getrs_rows_slot<T>(n);
-    return k;
+    return rows_kernel_spec(R == 1   ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 1>)
+                            : R == 2 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 2>)
+                            : R == 3 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 3>)
+                                     : reinterpret_cast<const void *>(&getrs_rows_kernel<T, 4>),
+                            getrs_rows_slot<T>(n));
 }
 
 KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64) {

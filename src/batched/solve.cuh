@@ -81,6 +81,48 @@ __device__ __forceinline__ void warp_tri_walk(int n, bool upper, int lane, F f) 
     }
 }
 
+// One element's staging into a warp's slot, the form chosen by size (R = ceil(n / 32)
+// rows a lane). A square n x n grid (getrf, getrs): the grid walk at n <= 64, rows beyond
+// (runs 220-221, above). A packed triangle, fast row r holding columns [0, r] or (upper)
+// [r, n) (potrf, potrs): the triangle walk at n <= 64 (H200 run 227: potrs f64 n = 64
+// 0.119 -> 0.107 ms), rows beyond (the walk no faster at n = 128: potrf 0.848 / 0.841
+// ms in runs 225 / 227, potrs 0.282 with it in run 227, 0.270 without in run 228).
+template <int R, class T, class Dst>
+__device__ __forceinline__ void warp_stage_square(T *sh, const T *src, int64_t ld, int64_t es, int n, int lane,
+                                                  const Walker &w0, Dst dst) {
+    if constexpr (R <= 2)
+        warp_stage_grid(sh, src, ld, es, w0, dst);
+    else
+        warp_stage_rows(sh, src, ld, es, n, lane, [&](int) { return make_int2(0, n); }, dst);
+}
+template <int R, class T, class Dst>
+__device__ __forceinline__ void warp_stage_tri(T *sh, const T *src, int64_t ld, int64_t es, int n, bool upper,
+                                               int lane, Dst dst) {
+    if constexpr (R <= 2)
+        warp_tri_walk(n, upper, lane, [&](int r, int c) { cp_async_one(sh + dst(r, c), src + (r * ld + c) * es); });
+    else
+        warp_stage_rows(
+            sh, src, ld, es, n, lane, [&](int r) { return upper ? make_int2(r, n) : make_int2(0, r + 1); }, dst);
+}
+
+// The rows kernels' staging of one round of their block-uniform element loop: a SoA
+// factor by the whole block where it has several warps (coop: block_stage_soa into slots
+// `slot` apart, dst(r, c) the offset in one), else each warp whose element is live its own
+// (own(), warp_stage_square or warp_stage_tri). The barrier first: the previous round's
+// readers of the slots are done. The caller commits and waits.
+template <class T, class Dst, class Own>
+__device__ __forceinline__ void rows_stage(bool coop, bool live, T *base, int64_t slot, const T *p, int64_t ld,
+                                           int64_t stride, int64_t eb, int64_t batch, int n, const Walker &wb,
+                                           Dst dst, Own own) {
+    if (coop) {
+        __syncthreads();
+        block_stage_soa(base, slot, p, ld, stride, eb, batch, n, wb, dst);
+    } else if (live) {
+        __syncwarp();
+        own();
+    }
+}
+
 // potrf_rows_kernel's copy-out of a SoA block (block_stage_soa's mirror image): src(q, r,
 // c) is the shared offset of element q's entry (r, c), or -1 to leave it alone.
 template <class T, class Src>
