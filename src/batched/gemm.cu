@@ -31,9 +31,10 @@
 //
 // Accuracy: every entry is summed in the element type, its k products in order
 // l = 0..k-1 with fma, then alpha * sum (+ beta * C), as the host engine does; except
-// the f64 AoS tiles wider than 32 x 32 with k > 16 (mma_slice): there the tensor cores'
-// f64 mma adds the products four at a time in an order of its own, which keeps apairs.h's
-// (k + 2) u bound (it holds for any order) but not the host's last bits.
+// the f64 AoS tiles of 32 x 32 with k >= 32 and of 64 x 64 with k > 16 (mma_slice):
+// there the tensor cores' f64 mma adds the products four at a time in an order of its
+// own, which keeps apairs.h's (k + 2) u bound (it holds for any order) but not the
+// host's last bits.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -701,30 +702,45 @@ __device__ __forceinline__ int block_items(int pairs, int slices) {
     return b < pairs ? ((pairs - 1 - b) / nb + 1) * slices : 0;
 }
 
-// d += a b for one 8 x 8 tile of C on the tensor cores (mma m8n8k4, f64): lane
-// (g, t) = (lane / 4, lane % 4) holds A(g, t), B(t, g) and C(g, 2 t), C(g, 2 t + 1).
-// Below sm_80 the same products by shuffles and fma.
-__device__ __forceinline__ void mma884(double *d, double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// d += a b for one 16 x 8 tile of C on the tensor cores (f64): lane (g, t) = (lane / 4,
+// lane % 4) holds A(g, t) in a0, A(g + 8, t) in a1, B(t, g), and C(g, 2 t + x), C(g + 8,
+// 2 t + x) in top[x], bot[x]. sm_90: one mma m16n8k4, at the tensor cores' full f64 rate;
+// sm_80: two mma m8n8k4 (the tiles of rows g and g + 8), a shape sm_90 runs at half that
+// rate (H100 probe, run 154: 128 against 64 fma a cycle an SM); below sm_80 the same
+// products by shuffles and fma.
+__device__ __forceinline__ void mma1684(double *top, double *bot, double a0, double a1, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};\n"
+        : "+d"(top[0]), "+d"(top[1]), "+d"(bot[0]), "+d"(bot[1])
+        : "d"(a0), "d"(a1), "d"(b));
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
-        : "+d"(d[0]), "+d"(d[1])
-        : "d"(a), "d"(b));
+        : "+d"(top[0]), "+d"(top[1])
+        : "d"(a0), "d"(b));
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+        : "+d"(bot[0]), "+d"(bot[1])
+        : "d"(a1), "d"(b));
 #else
     const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
-        const double av = __shfl_sync(0xffffffffu, a, g * 4 + l);
-        d[0] = fma(av, __shfl_sync(0xffffffffu, b, 2 * t * 4 + l), d[0]);
-        d[1] = fma(av, __shfl_sync(0xffffffffu, b, (2 * t + 1) * 4 + l), d[1]);
+        const double at = __shfl_sync(0xffffffffu, a0, g * 4 + l), ab = __shfl_sync(0xffffffffu, a1, g * 4 + l);
+        const double b0 = __shfl_sync(0xffffffffu, b, 2 * t * 4 + l);
+        const double b1 = __shfl_sync(0xffffffffu, b, (2 * t + 1) * 4 + l);
+        top[0] = fma(at, b0, top[0]);
+        top[1] = fma(at, b1, top[1]);
+        bot[0] = fma(ab, b0, bot[0]);
+        bot[1] = fma(ab, b1, bot[1]);
     }
 #endif
 }
 
-// One slice of f64 C of 64 x 64 (AosPipe::MMA) from the stage st (A as [i][l], row stride
-// KSP; B as [l][j], row stride NTP). Warp w of the element owns rows 16 (w / 2) + [0, 16)
-// and columns 32 (w % 2) + [0, 32): tiles (ri, cj), ri < 2, cj < 4, whose two sums a lane
-// holds in acc[ri + 2 (cj / 2)][2 (cj % 2) + x], x < 2 (row 16 (w / 2) + 8 ri + g, column
-// 32 (w % 2) + 8 cj + 2 t + x). A partial slice (ks < KS) goes entry by entry with fma.
+// One slice of f64 C of 32 x 32 or 64 x 64 (AosPipe::MMA) from the stage st (A as [i][l],
+// row stride KSP; B as [l][j], row stride NTP), WN = NT / 32 warps across C. Warp w of the
+// element owns rows 16 (w / WN) + [0, 16) and columns 32 (w % WN) + [0, 32): tiles (ri,
+// cj), ri < 2, cj < 4, whose two sums a lane holds in acc[ri + 2 (cj / 2)][2 (cj % 2) + x],
+// x < 2 (row 16 (w / WN) + 8 ri + g, column 32 (w % WN) + 8 cj + 2 t + x): a 16 x 8 mma
+// (mma1684) a column of tiles. A partial slice (ks < KS) goes entry by entry with fma.
 // threadIdx.x read afresh (volatile: where it is used, not held in a register across the
 // loop; the offsets derived from it spilled at 80 registers).
 __device__ __forceinline__ int tid_here() {
@@ -733,11 +749,12 @@ __device__ __forceinline__ int tid_here() {
     return r;
 }
 
-template <int KS, int KSP, int NTP, int MT>
+template <int KS, int KSP, int NTP, int MT, int WARPS, int WN>
 __device__ __forceinline__ void mma_slice(const double *st, int ks, double (&acc)[4][4]) {
-    const int tid = tid_here(), w = (tid >> 5) & 7, g = (tid & 31) >> 2, t = tid & 3;
-    const double *const as = st + (16 * (w >> 1) + g) * KSP;  // row g of the warp's first tile
-    const double *const bs = st + MT * KSP + 32 * (w & 1);     // the warp's first column
+    static_assert((WARPS & (WARPS - 1)) == 0 && WARPS % WN == 0, "whole rows of warps");
+    const int tid = tid_here(), w = (tid >> 5) & (WARPS - 1), g = (tid & 31) >> 2, t = tid & 3;
+    const double *const as = st + (16 * (w / WN) + g) * KSP;  // row g of the warp's first tile
+    const double *const bs = st + MT * KSP + 32 * (w % WN);    // the warp's first column
     if (ks == KS) {
 #pragma unroll
         for (int l = 0; l < KS; l += 4) {
@@ -747,9 +764,8 @@ __device__ __forceinline__ void mma_slice(const double *st, int ks, double (&acc
 #pragma unroll
             for (int cj = 0; cj < 4; ++cj) b[cj] = bs[(l + t) * NTP + 8 * cj + g];
 #pragma unroll
-            for (int ri = 0; ri < 2; ++ri)
-#pragma unroll
-                for (int cj = 0; cj < 4; ++cj) mma884(acc[ri + 2 * (cj >> 1)] + 2 * (cj & 1), a[ri], b[cj]);
+            for (int cj = 0; cj < 4; ++cj)
+                mma1684(acc[2 * (cj >> 1)] + 2 * (cj & 1), acc[1 + 2 * (cj >> 1)] + 2 * (cj & 1), a[0], a[1], b[cj]);
         }
     } else {
 #pragma unroll 1
@@ -775,11 +791,12 @@ struct AosPipe {
     static constexpr int V = 16 / int(sizeof(T));
     static constexpr int S = TY * TX;                 // threads per element
     static constexpr int MT = TY * TM, NT = TX * TN;  // the element's tile
-    // f64 C of 64 x 64 in slices of 32 on the tensor cores (mma m8n8k4, see mma_slice): each
-    // warp a 16 x 32 block of C, eight 8 x 8 tiles. A's and B's rows padded by 32 bytes, so
-    // that the fragment loads (8 rows x 4 dimensions of A, 4 rows x 8 columns of B) take two
-    // wavefronts, the least for 256 bytes.
-    static constexpr bool MMA = sizeof(T) == 8 && TY == 16 && TX == 16 && TM == 4 && TN == 4 && KS == 32;
+    // f64 C of 32 x 32 and 64 x 64 in slices of 32 on the tensor cores (mma m16n8k4, see
+    // mma_slice): each warp a 16 x 32 block of C, four 16 x 8 tiles. A's and B's rows padded
+    // by 32 bytes, so that the fragment loads (8 rows x 4 dimensions of A, 4 rows x 8
+    // columns of B) take two wavefronts, the least for 256 bytes.
+    static constexpr bool MMA = sizeof(T) == 8 && TY == TX && (TY == 16 || TY == 8) && TM == 4 && TN == 4 && KS == 32;
+    static constexpr int WARPS = MMA ? S / 32 : 1, WN = MMA ? NT / 32 : 1;  // (MMA: warps an element, across C)
     static constexpr int KSP = MMA ? KS + 4 : KS + V;  // A's row stride (16-byte rows padded by 16 bytes)
     static constexpr int NTP = MMA ? NT + 4 : NT;      // B's row stride
     static constexpr int UNIT0 = MT * KSP + KS * NTP;
@@ -854,7 +871,7 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
         const T *const bp = sh + cur.stage * stage_size + q * UNIT + MT * KSP + tx * V;
         const int ks = min(KS, k - cur.l0);
         if constexpr (P::MMA) {
-            mma_slice<KS, KSP, NTP, MT>(sh + cur.stage * stage_size + q * UNIT, ks, acc);
+            mma_slice<KS, KSP, NTP, MT, P::WARPS, P::WN>(sh + cur.stage * stage_size + q * UNIT, ks, acc);
         } else if (ks == KS) {
             // Unrolled up to 512 fma a thread at a time (f32 8 x 4 sums in slices of 32:
             // one slice's code, some 18 KiB, would crowd the instruction cache; f64 4 x 4
@@ -906,11 +923,12 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     // (MMA: acc[i][2 c + x] is tile (i % 2, 2 (i / 2) + c), see mma_slice.)
-                    const int row = i0 + (P::MMA ? 16 * ((lm >> 6) & 3) + 8 * (i & 1) + ((lm & 31) >> 2) : ty + TY * i);
+                    const int wm = (lm >> 5) & (P::WARPS - 1);
+                    const int row = i0 + (P::MMA ? 16 * (wm / P::WN) + 8 * (i & 1) + ((lm & 31) >> 2) : ty + TY * i);
                     if (row >= m) continue;
 #pragma unroll
                     for (int c = 0; c < NC; ++c) {
-                        const int col = j0 + (P::MMA ? 32 * ((lm >> 5) & 1) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3)
+                        const int col = j0 + (P::MMA ? 32 * (wm % P::WN) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3)
                                                      : (tx + TX * c) * V);
                         if (col < n)
                             store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
@@ -1408,7 +1426,7 @@ KernelSpec aos_pipe_kernel() {
     k.model = Model::BlockPerElement;
     k.fn = reinterpret_cast<const void *>(&gemm_aos_pipe_kernel<T, TY, TX, TM, TN, KS, STAGES>);
     k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages{}>",
-                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES, P::MMA ? ", mma 8x8x4" : "");
+                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES, P::MMA ? ", mma 16x8x4" : "");
     k.group = P::S;
     k.sub = P::S;
     k.unit_threads = P::S;
@@ -1452,8 +1470,11 @@ KernelSpec soa_pipe_kernel() {
 // tensor cores (AosPipe::MMA): H100 round 2 on the fma pipe reached 0.357 ms (76 % of
 // the bound) where torch.bmm, on the tensor cores, reached 0.324; the 64 x 64 x 64 fma of
 // an element take some 4096 cycles of an SM's fp64 pipe against some 2048 of its tensor
-// cores, and the fragment loads half the shared-memory wavefronts (12 per 8 mma of a
-// warp, against 12 per 32 fma).
+// cores (1024 in the m16n8k4 shape), and the fragment loads half the shared-memory
+// wavefronts (12 per 4 mma of a warp, against 12 per 32 fma). H200 run 232, m16n8k4
+// where m8n8k4 had been, against the previous library in the same call: 64 x 64 0.275-
+// 0.278 -> 0.220-0.225 ms, and C of 32 x 32 (k >= 32) on the mma too, 0.243-0.255 ->
+// 0.203-0.204 (torch.bmm 0.222-0.225 and 0.219).
 // SoA 32 bytes of consecutive elements per unit and the whole of their C: above 16 x 16
 // 4 x 4 x V sums a thread (C of 64 x 64: 512 threads a unit).
 template <class T>
@@ -1474,6 +1495,10 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
             if constexpr (D) return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 16, 2, true, 16>();
             else return soa_pipe_kernel<T, 8, 8, 4, 4, 2, 8, 3, true, 8>();
         }
+        // (f64 C of 17..64 on the tensor cores as AoS, each element's tiles staged from the
+        // interleaved arrays an entry at a time, C out through shared memory: H200 runs
+        // 233-234, 0.41-0.52 ms at 32 x 32 and 0.95 at 64 x 64 against these kernels' 0.28
+        // and 0.44; rejected.)
         // C above 32 x 32 in one tile of 64 x 64 (512 threads a unit, one block an SM), slices
         // of 8 over four stages: A and B read once, where tiles of 32 x 32 (128 threads, three
         // blocks an SM) read each half of A and of B twice, the second time from L2, and were

@@ -201,9 +201,12 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{60, 50, 64, 67, true, false, false, true, 2, 1, -0.75, 0.0});
     cs.push_back(Case{41, 64, 70, 29, false, true, false, false, 4, 4, 1.0, 1.0});
     // (f64: the tensor-core fragments) one whole slice and one dimension more; a whole slice
-    // of C with one row and one column fewer than the tile, B transposed.
+    // of C with one row and one column fewer than the tile, B transposed; C of 17..32 (two
+    // warps an element) over two whole slices, partial at the bottom and right, A
+    // transposed, column-major, padded rows.
     cs.push_back(Case{64, 64, 33, 7, false, false, false, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{63, 63, 32, 5, true, true, false, true, 0, 2, 0.5, -1.0});
+    cs.push_back(Case{31, 29, 64, 37, true, false, false, false, 1, 2, 0.5, -1.0});
     // SoA C up to 8 x 8: a batch ending inside a unit of a later block.
     cs.push_back(Case{8, 8, 8, 1061, false, false, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{7, 8, 6, 139, true, true, true, false, 1, 2, -0.75, 0.0});
