@@ -116,7 +116,9 @@ enum apairs_backend_e {
 enum apairs_option_e {
     /* Occupancy the CUDA launch configuration aims for, as a fraction in (0, 1];
      * 0 (the default) means the highest occupancy the kernel can reach on the device.
-     * The plan picks the smallest block that reaches the target. */
+     * The plan picks the smallest block that reaches the target (at the default, batched
+     * gemm's AoS kernels of a sub-block an element take blocks of one element instead
+     * where those keep 90 % of that occupancy's warps, and say so in the description). */
     APAIRS_OPTION_OCCUPANCY_TARGET = 1,
     /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number in [0, 1024]. */
     APAIRS_OPTION_HOST_THREADS = 2,

@@ -1702,8 +1702,8 @@ CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_ta
     if (occupancy_target == 0 && !pb.c.soa && kn.model == Model::BlockPerElement &&
         c.block_threads > kn.unit_threads) {
         CudaConfig one = plan_kernel(kn, pb.batch, device, 1e-9, 1, what);
-        const int warps = c.choice.chosen.blocks_per_sm * c.block_threads / 32;
-        const int warps_one = one.choice.chosen.blocks_per_sm * one.block_threads / 32;
+        const int warps = c.choice.chosen.blocks_per_sm * ((c.block_threads + 31) / 32);
+        const int warps_one = one.choice.chosen.blocks_per_sm * ((one.block_threads + 31) / 32);
         if (one.block_threads == kn.unit_threads && 10 * warps_one >= 9 * warps) {
             one.choice.reason = fmt::format("blocks of one element, {} warps an SM, where the highest occupancy's "
                                             "blocks of {} threads hold {} and make their elements meet at one "

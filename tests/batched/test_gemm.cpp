@@ -92,13 +92,15 @@ double run_case(apairs_context_t ctx, const Case &c, Rng &rng) {
     return worst;
 }
 
+// occupancy: APAIRS_OPTION_OCCUPANCY_TARGET of the context (0: the default).
 template <class T>
-void check_cases(const std::vector<Case> &cases) {
+void check_cases(const std::vector<Case> &cases, double occupancy = 0) {
     const uint64_t seed = fresh_seed();
     INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name() << ", "
-                 << ref::Type<T>::name);
+                 << ref::Type<T>::name << ", occupancy target " << occupancy);
     Rng rng(seed);
     Context ctx;
+    if (occupancy > 0) APAIRS_REQUIRE_OK(apairs_context_set_option(ctx.h, APAIRS_OPTION_OCCUPANCY_TARGET, occupancy));
     double worst = 0;
     for (const Case &c : cases) worst = std::max(worst, run_case<T>(ctx.h, c, rng));
     ref::print_worst(std::string("gemm batched ") + ref::Type<T>::name, worst, seed);
@@ -150,8 +152,9 @@ std::vector<Case> all_cases() {
     // The CUDA engine's pipelined kernels (C up to 64 x 64): each tile size (8, 16, 32,
     // 64) with 16-byte aligned rows and strides (the vector copies and stores), batches
     // that give a block several groups and end inside one (SoA: inside a 16-byte piece
-    // of elements), k in several slices with a partial last one, transposes (entry-wise
-    // staging), beta = 0 and not.
+    // of elements; AoS blocks of several elements: the occupancy-target test below), k in
+    // several slices with a partial last one, transposes (entry-wise staging), beta = 0
+    // and not.
     cs.push_back(Case{8, 8, 8, 3001, false, false, false, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{8, 8, 8, 3001, false, false, true, true, 0, 3, 1.0, 0.5});
     cs.push_back(Case{16, 16, 16, 2003, false, false, false, false, 0, 0, -0.75, 1.0});
@@ -276,6 +279,23 @@ std::vector<Case> all_cases() {
 TEMPLATE_TEST_CASE("batched gemm matches a long-double reference in every layout", "[batched][gemm]", float,
                    double) {
     check_cases<TestType>(all_cases<TestType>());
+}
+
+// At the default target the CUDA plan runs AoS sub-block kernels in blocks of one element
+// where those keep 90 % of the warps (float C of 32 x 32 on H100/H200, double C of 9..16
+// on few elements); a target of 1 keeps the estimator's pick of several elements a block,
+// whose elements past the first, and batches ending inside a block, these cases reach.
+TEMPLATE_TEST_CASE("batched gemm: AoS sub-blocks of several elements a block (occupancy target 1)",
+                   "[batched][gemm]", float, double) {
+    std::vector<Case> cs;
+    cs.push_back(Case{32, 32, 32, 501, false, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{32, 24, 40, 97, false, false, false, true, 4, 0, 1.0, 0.5});
+    cs.push_back(Case{28, 30, 19, 33, true, true, false, false, 1, 2, 1.0, 0.5});
+    cs.push_back(Case{31, 29, 64, 37, true, false, false, false, 1, 2, 0.5, -1.0});
+    cs.push_back(Case{16, 16, 40, 1001, false, false, false, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{12, 15, 33, 203, true, false, false, true, 1, 3, -0.75, 0.0});
+    cs.push_back(Case{64, 61, 40, 37, false, true, false, true, 0, 1, 1.0, 1.0});
+    check_cases<TestType>(cs, 1.0);
 }
 
 TEST_CASE("batched gemm: alpha and beta are taken in the element type", "[batched][gemm]") {
