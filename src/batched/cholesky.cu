@@ -1286,11 +1286,17 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 // Where the serial kernel above gave one thread the whole solve (n = 64: 1.2 ms for 8192
 // elements, 0.6x torch's cholesky_solve), each column here is 2 n steps of a shuffle.
 
+// A warp's slot (bytes): the packed factor.
+template <class T>
+__host__ __device__ constexpr int64_t potrs_rows_slot(int n) {
+    return round16(int64_t(tri_size(n)) * int64_t(sizeof(T)));
+}
+
 template <class T, int R>
 __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n;
-    const int64_t slot = round16(tri_size(n) * sizeof(T)) / sizeof(T);
+    const int64_t slot = potrs_rows_slot<T>(n) / int64_t(sizeof(T));
     T *const base = reinterpret_cast<T *>(chol_smem), *const L = base + warp * slot;
     const Walker wb(threadIdx.x, blockDim.x, warps, n);  // SoA: (element, column, row) of the block
     // SoA factors staged by the block where it has several warps (one warp: its own rows,
@@ -1566,7 +1572,7 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     if (potrs_rows(pb)) {
         const int R = (n + 31) / 32;
         KernelSpec k = rows_kernel_spec(f64 ? potrs_rows_fn<double>(R) : potrs_rows_fn<float>(R),
-                                        round16(int64_t(tri_size(n)) * es));
+                                        f64 ? potrs_rows_slot<double>(n) : potrs_rows_slot<float>(n));
         k.name = fmt::format("potrs_rows<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
         k.why = fmt::format("nrhs = {} (at most {}), n = {} (above {}): a warp per element, its factor staged in "
                             "shared memory ({} bytes), one column of B at a time in registers ({} rows a lane), both "
