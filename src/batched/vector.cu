@@ -25,6 +25,11 @@
 //     no per-element setup. Rows of 2 floats go two to a lane. 4 rows per lane: x loaded
 //     once per element among them, the sums of >= 4 lanes reduced together (not f64
 //     dot: a tree per row there).
+//   The same with packed elements and rows of two chunks or more, on sm_90:
+//     vec_bulk_kernel, the rows staged in shared memory by bulk copies (two stages of
+//     about 32 KB a block, one in flight while the other is summed), so that the bytes
+//     in flight are bounded by shared memory, not by registers (H200: dot n = 16..160
+//     0.28-0.29 -> 0.26-0.27 ms, gemv f64 n = 64 0.082 -> 0.076; runs 240-242).
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -56,6 +61,7 @@
 
 #include "batched/cuda.hpp"
 #include "batched/launch.cuh"
+#include "cuda/bulk.cuh"
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 
@@ -117,15 +123,24 @@ __device__ __forceinline__ int shift_of(const T *p) {
     return int((reinterpret_cast<uintptr_t>(p) / sizeof(T)) & (Vec<T>::n - 1));
 }
 
-// The V entries at p (on a 16-byte boundary): one 16-byte load.
 template <class T>
-__device__ __forceinline__ void load_vec(const T *p, T (&v)[Vec<T>::n]) {
-    const typename Vec<T>::type w = __ldg(reinterpret_cast<const typename Vec<T>::type *>(p));
+__device__ __forceinline__ void unpack(const typename Vec<T>::type &w, T (&v)[Vec<T>::n]) {
     if constexpr (Vec<T>::n == 4) {
         v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
     } else {
         v[0] = w.x, v[1] = w.y;
     }
+}
+
+// The V entries at p (on a 16-byte boundary): one 16-byte load.
+template <class T>
+__device__ __forceinline__ void load_vec(const T *p, T (&v)[Vec<T>::n]) {
+    unpack(__ldg(reinterpret_cast<const typename Vec<T>::type *>(p)), v);
+}
+// The same from shared memory.
+template <class T>
+__device__ __forceinline__ void load_shared_vec(const T *p, T (&v)[Vec<T>::n]) {
+    unpack(*reinterpret_cast<const typename Vec<T>::type *>(p), v);
 }
 
 // Entries [c0, c0 + V) of p that lie in [0, len), zeros elsewhere: one 16-byte load when
@@ -473,12 +488,17 @@ struct FlatArgs {
 
 // Entries [c0, c0 + V) of p that lie below len (zeros past it): one 16-byte load when VEC
 // and the chunk is whole, else guarded scalar loads. !TAIL: every chunk is whole or empty.
-template <class T, bool VEC, bool TAIL>
+// SHARED (VEC, !TAIL only): p is in shared memory.
+template <class T, bool VEC, bool TAIL, bool SHARED = false>
 __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Vec<T>::n]) {
     constexpr int V = Vec<T>::n;
+    static_assert(!SHARED || (VEC && !TAIL), "shared memory: whole chunks on the grid");
     if (VEC && !TAIL) {
         if (c0 < len) {
-            load_vec(p + c0, v);
+            if constexpr (SHARED)
+                load_shared_vec(p + c0, v);
+            else
+                load_vec(p + c0, v);
         } else {
 #pragma unroll
             for (int k = 0; k < V; ++k) v[k] = T(0);
@@ -495,15 +515,17 @@ __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Ve
 // (32 / GL), at most U): x loaded once per element, for u a multiple of XG, and used by
 // its XG slots (the same values, the same sums). JOINT: U = 4 slots of GL >= 4 lanes
 // reduced together (else a tree per slot: f64 dot, measured 91.7 -> 84.1 % with it at n = 16).
-template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1, bool JOINT = true>
+// The grid's warps take the slots (SHARED: the block's warps take a stage's slots, A and x
+// in shared memory: the bulk kernel).
+template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1, bool JOINT = true, bool SHARED = false>
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
     const int lane = threadIdx.x & 31, lg_gl = g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
     const int per_u = 32 >> lg_gl;  // slots of one u in a warp
     const int64_t smask = (int64_t(1) << g.lg_slots) - 1, slots = g.batch << g.lg_slots;
-    const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-    const int64_t step = ((int64_t(gridDim.x) * blockDim.x) >> 5) * per_u * U;
+    const int64_t warp = SHARED ? int64_t(threadIdx.x >> 5) : (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    const int64_t step = (SHARED ? int64_t(blockDim.x >> 5) : (int64_t(gridDim.x) * blockDim.x) >> 5) * per_u * U;
     for (int64_t b0 = warp * per_u * U; b0 < slots; b0 += step) {
         // Slot u of this lane: element e, rows i .. i + RC - 1 (recomputed for the stores,
         // which keeps registers for the loads).
@@ -543,10 +565,10 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
 #pragma unroll
                     for (int k = 0; k < K; ++k) {
                         const int c0 = (gl + (k << lg_gl)) * V, len = ok ? g.cols : 0;
-                        load_part<T, VEC, TAIL>(ap, c0, len, av[u][k]);
+                        load_part<T, VEC, TAIL, SHARED>(ap, c0, len, av[u][k]);
                         // XG: where u's slot is out (padded row, element past the batch),
                         // so are those of u + 1 .. in its element (rows grow with u).
-                        if (u % XG == 0) load_part<T, VEC, TAIL>(xp, c0, len, xv[u][k]);
+                        if (u % XG == 0) load_part<T, VEC, TAIL, SHARED>(xp, c0, len, xv[u][k]);
                     }
                 } else {
                     // The chunk's rows i .. i + RC - 1 (ar = COLS: one run of V entries).
@@ -627,25 +649,107 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     }
 }
 
+// Whole chunks on the 16-byte grid (g.vec, !g.tail): x once per element where a lane's
+// slots share it.
+template <class T, int K, int U, int RC, bool SHARED>
+__device__ __forceinline__ void flat_whole(const FlatArgs<T> &g) {
+    // Slots per element over slots of one u in a warp.
+    const int xg = (1 << g.lg_slots) >> (5 - g.lg_gl);
+    if (RC == 1 && U == 4 && xg >= 4)
+        flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1, true, SHARED>(g);
+    else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
+        flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1, true, SHARED>(g);
+    else if (RC == 1 && U == 4 && sizeof(T) == 8 && g.lg_slots == 0)  // f64 dot: 9ebe882's trees
+        flat_body<T, K, U, RC, true, false, 1, !(RC == 1 && U == 4 && sizeof(T) == 8), SHARED>(g);
+    else
+        flat_body<T, K, U, RC, true, false, 1, true, SHARED>(g);
+}
+
 template <class T, int K, int U, int RC>
 __global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
     // Partial chunks (rows not a multiple of 16 bytes), misaligned arrays: one slot per
     // lane at a time, scalar loads where needed (the same sums).
-    if (g.vec && !g.tail) {
-        // Slots per element over slots of one u in a warp.
-        const int xg = (1 << g.lg_slots) >> (5 - g.lg_gl);
-        if (RC == 1 && U == 4 && xg >= 4)
-            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1>(g);
-        else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
-            flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1>(g);
-        else if (RC == 1 && U == 4 && sizeof(T) == 8 && g.lg_slots == 0)  // f64 dot: 9ebe882's trees
-            flat_body<T, K, U, RC, true, false, 1, !(RC == 1 && U == 4 && sizeof(T) == 8)>(g);
-        else
-            flat_body<T, K, U, RC, true, false>(g);
-    } else if (g.vec)
+    if (g.vec && !g.tail)
+        flat_whole<T, K, U, RC, false>(g);
+    else if (g.vec)
         flat_body<T, K, 1, RC, true, true>(g);
     else
         flat_body<T, K, 1, RC, false, true>(g);
+}
+
+// ---------------------------------------------------------------------------------
+// AoS, rows of op(A) contiguous, packed elements, many of them, on sm_90
+// (vec_bulk_kernel): the flat kernel with its loads taken off the registers. A block's
+// elements come in stages of E consecutive elements, A's span and x's span each one run
+// of bytes, copied to shared memory by one thread's bulk copies (cuda/bulk.cuh): the
+// block sums stage j while stages j + 1 .. j + S - 1 are on their way, and refills stage
+// j after the block barrier that ends it. Stages go round-robin over the resident
+// blocks. A stage is summed by flat_body over its elements, the block's warps taking
+// its slots, with the flat kernel's GL, K and U: the same sums in the same order, the
+// same bits. Arrays off the 16-byte grid (known only at launch) fill the same stages by
+// plain loads, one stage at a time.
+
+template <class T>
+struct BulkArgs {
+    FlatArgs<T> f;               // the batch (whole chunks on the grid: f.vec, f.tail unused)
+    int per_stage, stages;       // E elements a stage, S stages
+    int stage_bytes, x_offset;   // a stage: A's span of its elements, then x's from x_offset
+    bool bulk;                   // a and x on the 16-byte grid: bulk copies (else plain loads)
+};
+
+template <class T, int K>
+__global__ void __launch_bounds__(256) vec_bulk_kernel(const BulkArgs<T> g) {
+    constexpr int U = 4 / K;
+    const FlatArgs<T> &f = g.f;
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint64_t *const bar = reinterpret_cast<uint64_t *>(smem + int64_t(g.stages) * g.stage_bytes);
+    const int64_t E = g.per_stage, nstage = (f.batch + E - 1) / E;
+    const int64_t mine = nstage > blockIdx.x ? (nstage - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+    const int64_t a_extent = int64_t(f.rows - 1) * f.ar + f.cols;
+    const bool bulk = bulk_available() && g.bulk;
+    // Stage j of this block: elements e0 .. e0 + ne - 1; A's span, then x's, in entries.
+    auto first = [&](int64_t j) { return (int64_t(blockIdx.x) + j * gridDim.x) * E; };
+    auto a_span = [&](int ne) { return (ne - 1) * f.ae + a_extent; };
+    auto x_span = [&](int ne) { return (ne - 1) * f.xe + f.cols; };
+    auto issue = [&](int64_t j, int s) {  // stage j into slot s
+        const int64_t e0 = first(j);
+        const int ne = int(min(E, f.batch - e0));
+        unsigned char *const st = smem + int64_t(s) * g.stage_bytes;
+        const uint32_t ab = uint32_t(a_span(ne) * int64_t(sizeof(T))), xb = uint32_t(x_span(ne) * int64_t(sizeof(T)));
+        bulk_expect(bar + s, ab + xb);
+        bulk_copy(st, f.a + e0 * f.ae, ab, bar + s);
+        bulk_copy(st + g.x_offset, f.x + e0 * f.xe, xb, bar + s);
+    };
+    if (bulk && threadIdx.x == 0) {
+        for (int s = 0; s < g.stages; ++s) bulk_init(bar + s, 1);
+        bulk_fence_init();
+    }
+    __syncthreads();
+    if (bulk && threadIdx.x == 0)
+        for (int j = 0; j < g.stages && j < mine; ++j) issue(j, j);
+
+    int s = 0;
+    uint32_t phase = 0;  // of slot s's barrier
+    for (int64_t j = 0; j < mine; ++j) {
+        const int64_t e0 = first(j);
+        const int ne = int(min(E, f.batch - e0));
+        unsigned char *const st = smem + int64_t(s) * g.stage_bytes;
+        T *const sa = reinterpret_cast<T *>(st), *const sx = reinterpret_cast<T *>(st + g.x_offset);
+        if (bulk) {
+            bulk_wait(bar + s, phase);
+        } else {
+            const T *const ga = f.a + e0 * f.ae, *const gx = f.x + e0 * f.xe;
+            for (int64_t t = threadIdx.x, n = a_span(ne); t < n; t += blockDim.x) sa[t] = __ldg(ga + t);
+            for (int64_t t = threadIdx.x, n = x_span(ne); t < n; t += blockDim.x) sx[t] = __ldg(gx + t);
+            __syncthreads();
+        }
+        FlatArgs<T> sf = f;
+        sf.a = sa, sf.x = sx, sf.y = f.y + e0 * f.ye, sf.batch = ne;
+        flat_whole<T, K, U, 1, true>(sf);
+        __syncthreads();  // every read of slot s done: it may be refilled
+        if (bulk && threadIdx.x == 0 && j + g.stages < mine) issue(j + g.stages, s);
+        if (++s == g.stages) s = 0, phase ^= 1;
+    }
 }
 
 // ---------------------------------------------------------------------------------
@@ -665,6 +769,7 @@ struct Op {
     bool soa, rows_contiguous;  // AoS: ac = 1 (rows kernel) or ar = 1 (cols kernel)
     int64_t ar, ac;             // within an element (AoS), or times the batch stride (SoA)
     int64_t ae;                 // AoS: A's element stride (dot: x's)
+    int64_t xe;                 // AoS: x's element stride (dot: y's)
     int64_t batch;
 };
 
@@ -677,7 +782,7 @@ Op op_of(const GemvProblem &pb) {
     if (pb.trans) std::swap(ar, ac);
     o.rows_contiguous = ac == 1 && (ar != 1 || o.cols >= o.rows);
     if (o.soa) ar *= pb.a.stride, ac *= pb.a.stride;
-    o.ar = ar, o.ac = ac, o.ae = pb.a.stride, o.batch = pb.batch;
+    o.ar = ar, o.ac = ac, o.ae = pb.a.stride, o.xe = pb.x.stride, o.batch = pb.batch;
     return o;
 }
 
@@ -689,6 +794,7 @@ Op op_of(const DotProblem &pb) {
     o.ar = o.soa ? pb.n * pb.x.stride : pb.n;
     o.ac = o.soa ? pb.x.stride : 1;
     o.ae = pb.x.stride;
+    o.xe = pb.y.stride;
     o.batch = pb.batch;
     return o;
 }
@@ -829,6 +935,75 @@ KernelSpec flat_spec(const Op &o, const FlatShape &f, const char *op) {
     return k;
 }
 
+// The bulk kernel's stages for an AoS op that the flat kernel takes (e = 0 where it does
+// not apply): rows of at least two whole 16-byte chunks (cols a multiple of V; rows of
+// one chunk measured 0-8 % slower than the flat kernel, H200 runs 241-242), x's stride on
+// the grid, A's and x's elements packed within an eighth (the copies move their gaps
+// too), an element's A and x within kBulkElement. E elements a stage of about kBulkStage
+// bytes, two stages a block: three blocks of 256 threads an SM on sm_90's 227 KB (stages
+// of 8 and 16 KB, four to eight a block, measured slower: the block's barrier and wake-up
+// a stage; run 241).
+constexpr int64_t kBulkStage = 32 << 10, kBulkElement = 48 << 10;
+constexpr int kBulkStages = 2;
+struct BulkShape {
+    int e = 0, stage_bytes = 0, x_offset = 0;
+};
+template <class T>
+BulkShape bulk_shape(const Op &o, const FlatShape &f) {
+    constexpr int64_t V = Vec<T>::n, es = sizeof(T);
+    BulkShape b;
+    if (f.gl < 2 || f.rc != 1 || o.cols % V != 0 || o.xe % V != 0 || o.xe < o.cols) return b;
+    if (o.ae * 8 > int64_t(o.rows) * o.cols * 9 || o.xe * 8 > int64_t(o.cols) * 9) return b;
+    const int64_t eb = (o.ae + o.xe) * es;
+    if (eb > kBulkElement) return b;
+    b.e = int(std::max<int64_t>(1, kBulkStage / eb));
+    b.x_offset = int(b.e * o.ae * es);
+    b.stage_bytes = int(b.e * eb);
+    return b;
+}
+
+template <class T>
+const void *bulk_kernel(const FlatShape &f) {
+    switch (f.k) {
+    case 1: return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 1>);
+    case 2: return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 2>);
+    default: return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 4>);
+    }
+}
+
+// The bulk kernel where the build has it for this device (PTX of sm_90 or later: a build
+// for older devices only, run by JIT, has the kernel without its copies) and the batch
+// gives every SM several stages; else the flat kernel.
+template <class T>
+bool bulk_fits(const Op &o, const FlatShape &f, const BulkShape &b, int sm_count) {
+    if (b.e == 0 || (o.batch + b.e - 1) / b.e < 8 * int64_t(sm_count)) return false;
+    cudaFuncAttributes fa{};
+    if (cudaFuncGetAttributes(&fa, bulk_kernel<T>(f)) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return fa.ptxVersion >= 90;
+}
+
+template <class T>
+KernelSpec bulk_spec(const Op &o, const FlatShape &f, const BulkShape &b, const char *op) {
+    const char *tn = sizeof(T) == 8 ? "f64" : "f32";
+    KernelSpec k;
+    k.fn = bulk_kernel<T>(f);
+    k.unit_threads = 256;
+    k.unit_elements = b.e;
+    k.block_shared = int64_t(kBulkStages) * (b.stage_bytes + int64_t(sizeof(uint64_t)));
+    k.group = f.gl << f.lg_slots;
+    k.model = Model::WarpGroup;  // (as the flat kernel: GL lanes a row, the rows of an element spread over warps)
+    k.name = fmt::format("{}_bulk<{}, {} elements a stage of {} bytes, {} stages, {} lanes x {} chunks per row>", op,
+                         tn, b.e, b.stage_bytes, kBulkStages, f.gl, f.k);
+    k.why = fmt::format("AoS, {} packed rows of {} entries, many elements: stages of {} elements copied to shared "
+                        "memory by bulk copies (sm_90), the next in flight while the block sums one, {} lanes per "
+                        "row as the flat kernel",
+                        o.rows, o.cols, b.e, f.gl);
+    return k;
+}
+
 template <class T>
 KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
     const int64_t fill = fill_threads(sm_count);
@@ -894,9 +1069,13 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
                                      o.batch, o.rows, w, rt, groups * 32 * w <= fill ? ", to fill the device" : "");
         return k;
     }
-    // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the device.
-    if (const FlatShape f = flat_shape<T>(o); f.gl > 0 && o.batch * (int64_t(f.gl) << f.lg_slots) >= fill)
+    // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the
+    // device, or on sm_90 the bulk kernel, where the elements are packed.
+    if (const FlatShape f = flat_shape<T>(o); f.gl > 0 && o.batch * (int64_t(f.gl) << f.lg_slots) >= fill) {
+        if (const BulkShape b = bulk_shape<T>(o, f); bulk_fits<T>(o, f, b, sm_count))
+            return bulk_spec<T>(o, f, b, op);
         return flat_spec<T>(o, f, op);
+    }
     const int chunks_in = chunks_of<T>(o.rows_contiguous ? o.cols : o.rows);
     const int outer = o.rows_contiguous ? o.rows : o.cols;
     const int split = aos_split<T>(o);
@@ -995,6 +1174,30 @@ bool launch_flat(const Op &o, const CudaConfig &cfg, void *stream, const void *a
     return true;
 }
 
+// The bulk kernel's arguments, where it is the planned kernel (false otherwise).
+template <class T>
+bool launch_bulk(const Op &o, const CudaConfig &cfg, void *stream, const void *a, const void *x, void *y,
+                 int64_t ye, double alpha, double beta, const char *what) {
+    const FlatShape f = flat_shape<T>(o);
+    if (f.gl == 0 || cfg.kernel != bulk_kernel<T>(f)) return false;
+    const BulkShape b = bulk_shape<T>(o, f);
+    BulkArgs<T> g{};
+    FlatArgs<T> &h = g.f;
+    h.a = static_cast<const T *>(a);
+    h.x = static_cast<const T *>(x);
+    h.y = static_cast<T *>(y);
+    h.ae = o.ae, h.ar = o.ar, h.xe = o.xe, h.ye = ye, h.yi = 1;
+    h.rows = o.rows, h.cols = o.cols;
+    h.lg_gl = lg2(f.gl), h.lg_slots = f.lg_slots;
+    h.alpha = alpha, h.beta = beta;
+    h.batch = o.batch;
+    h.vec = true, h.tail = false;
+    g.per_stage = b.e, g.stages = kBulkStages, g.stage_bytes = b.stage_bytes, g.x_offset = b.x_offset;
+    g.bulk = on16(a) && on16(x);
+    launch_planned(cfg, stream, g, what);
+    return true;
+}
+
 }  // namespace
 
 CudaConfig plan_dot_cuda(const DotProblem &pb, int device, double occupancy_target) {
@@ -1011,6 +1214,9 @@ void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, 
     DeviceScope scope(cfg.device);
     const Op o = op_of(pb);
     constexpr const char *what = "batched dot kernel launch";
+    if (pb.dtype == APAIRS_DTYPE_F64 ? launch_bulk<double>(o, cfg, stream, x, y, r, 1, 1, 0, what)
+                                     : launch_bulk<float>(o, cfg, stream, x, y, r, 1, 1, 0, what))
+        return;
     if (pb.dtype == APAIRS_DTYPE_F64 ? launch_flat<double>(o, cfg, stream, x, y, r, pb.y.stride, 1, 0, 1, 0, what)
                                      : launch_flat<float>(o, cfg, stream, x, y, r, pb.y.stride, 1, 0, 1, 0, what))
         return;
@@ -1044,6 +1250,11 @@ void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream
     DeviceScope scope(cfg.device);
     const Op o = op_of(pb);
     constexpr const char *what = "batched gemv kernel launch";
+    if (pb.dtype == APAIRS_DTYPE_F64
+            ? launch_bulk<double>(o, cfg, stream, A, x, y, pb.y.stride, pb.alpha, pb.beta, what)
+            : launch_bulk<float>(o, cfg, stream, A, x, y, pb.y.stride, double(float(pb.alpha)),
+                                 double(float(pb.beta)), what))
+        return;
     if (pb.dtype == APAIRS_DTYPE_F64 ? launch_flat<double>(o, cfg, stream, A, x, y, pb.x.stride, pb.y.stride, 1,
                                                            pb.alpha, pb.beta, what)
                                      : launch_flat<float>(o, cfg, stream, A, x, y, pb.x.stride, pb.y.stride, 1,

@@ -2,11 +2,15 @@
 // the transpose planned for 16-byte pieces (4-byte values, entries and strides multiples
 // of 4) on device arrays on the 16-byte grid (its 16-byte kernel: partial pieces and
 // tiles at the batch's end) and off it (the scalar kernel) moves every value bit for bit
-// and writes nothing else.
+// and writes nothing else; gemv and dot planned for bulk copies (sm_90) on device arrays
+// on the grid (the copies) and off it (plain loads into the same stages) match a
+// long-double reference and leave the outputs' padding alone.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -67,5 +71,166 @@ TEST_CASE("batched CUDA: a transpose planned for 16-byte pieces moves aligned ar
                 CHECK(bad == 0);
                 CHECK(touched == 0);
             }
+    apairs_context_destroy(ctx);
+}
+
+namespace {
+
+// A device copy of `host` starting `shift` values past its allocation's start (on the
+// 16-byte grid for shift 0), freed on scope exit.
+template <class T>
+struct DeviceCopy {
+    T *base = nullptr, *p = nullptr;
+    size_t n = 0;
+    DeviceCopy(const std::vector<T> &host, int shift) : n(host.size()) {
+        cuda_ok(cudaMalloc(&base, (n + 1) * sizeof(T)));
+        p = base + shift;
+        cuda_ok(cudaMemcpy(p, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    }
+    ~DeviceCopy() { cudaFree(base); }
+    DeviceCopy(const DeviceCopy &) = delete;
+    DeviceCopy &operator=(const DeviceCopy &) = delete;
+    std::vector<T> back() const {
+        std::vector<T> h(n);
+        cuda_ok(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+        return h;
+    }
+};
+
+// Executes `plan` through `exec` and destroys it; where `kernel` is given, the plan's
+// description must name it.
+template <class Exec>
+void run_plan(apairs_plan_t plan, const char *kernel, Exec exec) {
+    char buf[4096];
+    api_ok(apairs_plan_describe(plan, buf, sizeof buf, nullptr));
+    INFO(buf);
+    if (kernel) CHECK(std::strstr(buf, kernel) != nullptr);
+    const apairs_status_t st = exec(plan);
+    apairs_plan_destroy(plan);
+    api_ok(st);
+}
+
+// y_e = alpha op(A_e) x_e + beta y_e with op(A) m x n stored by rows (row-major A and op
+// N, or column-major A and op T: the same memory), element stride sa; x of stride n, y of
+// stride m + 1 (one padding entry each); device arrays shifted by `shift` values (bit 0:
+// A, bit 1: x, bit 2: y) off the 16-byte grid. The plan must be the bulk kernel's where
+// the device has it (sm_90 and later).
+template <class T>
+void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, int64_t m, int64_t n, int64_t sa, int64_t batch,
+                     bool trans, double beta, int shift, bool want_bulk) {
+    INFO("m " << m << ", n " << n << ", stride " << sa << ", batch " << batch << (trans ? ", T" : ", N") << ", beta "
+              << beta << ", shift " << shift << (sizeof(T) == 8 ? ", f64" : ", f32"));
+    const int64_t xl = n, yl = m, sx = xl, sy = yl + 1;
+    const size_t na = size_t(batch * sa), nx = size_t(batch * sx), ny = size_t(batch * sy);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<T> A(na), x(nx), y(ny);
+    for (T &v : A) v = T(u(rng));
+    for (T &v : x) v = T(u(rng));
+    const T poison = T(-7.25e30);
+    for (size_t i = 0; i < ny; ++i) y[i] = i % size_t(sy) == size_t(yl) ? poison : beta != 0 ? T(u(rng)) : T(NAN);
+    const DeviceCopy<T> dA(A, shift & 1), dx(x, shift >> 1 & 1), dy(y, shift >> 2 & 1);
+    const double alpha = -0.75;
+    apairs_plan_t plan = nullptr;
+    api_ok(apairs_plan_create_gemv_batched(&plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
+                                           APAIRS_LAYOUT_AOS, trans ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR,
+                                           trans ? APAIRS_OP_T : APAIRS_OP_N, trans ? n : m, trans ? m : n, alpha,
+                                           beta, n, sa, sx, sy, batch));
+    run_plan(plan, want_bulk ? "gemv_bulk<" : nullptr,
+             [&](apairs_plan_t p) { return apairs_plan_execute_gemv(p, dA.p, dx.p, dy.p); });
+    const std::vector<T> out = dy.back();
+    // apairs.h (GEMV_ACCURACY), t = |alpha| sum_l |a_il x_l| + |beta y_i|: f32 |error| <=
+    // u |y_i| + (k + 2) 2^-53 t; f64 (k + 2) u t (u = 2^-53), plus the reference's rounding.
+    const long double d = std::ldexp(1.0L, -53), uT = sizeof(T) == 8 ? 0 : std::ldexp(1.0L, -24);
+    int64_t bad = 0, touched = 0;
+    for (int64_t e = 0; e < batch; ++e) {
+        for (int64_t i = 0; i < yl; ++i) {
+            long double s = 0, t = 0;
+            for (int64_t l = 0; l < xl; ++l) {
+                const long double p = static_cast<long double>(A[size_t(e * sa + i * n + l)]) * x[size_t(e * sx + l)];
+                s += p;
+                t += fabsl(p);
+            }
+            const long double y0 = beta != 0 ? static_cast<long double>(y[size_t(e * sy + i)]) : 0;
+            const long double want = alpha * s + beta * y0;
+            t = std::fabs(alpha) * t + std::fabs(beta) * fabsl(y0);
+            const long double bound = uT * fabsl(want) + (xl + 2) * d * t + (xl + 16) * std::ldexp(1.0L, -62) * t;
+            const T got = out[size_t(e * sy + i)];
+            if (!(fabsl(got - want) <= bound) && ++bad <= 5)
+                FAIL_CHECK("y[" << e << "][" << i << "] = " << +got << ", reference " << double(want));
+        }
+        touched += std::memcmp(&out[size_t(e * sy + yl)], &poison, sizeof(T)) != 0;
+    }
+    CHECK(bad == 0);
+    CHECK(touched == 0);
+}
+
+// r_e = x_e . y_e, x of stride n, y of stride sy (padded), on device arrays shifted by
+// `shift` values (bit 0: x, bit 1: y, bit 2: r) off the 16-byte grid.
+template <class T>
+void check_bulk_dot(apairs_context_t ctx, std::mt19937_64 &rng, int64_t n, int64_t sy, int64_t batch, int shift,
+                    bool want_bulk) {
+    INFO("dot n " << n << ", stride y " << sy << ", batch " << batch << ", shift " << shift
+                  << (sizeof(T) == 8 ? ", f64" : ", f32"));
+    const size_t nx = size_t(batch * n), ny = size_t(batch * sy), nr = size_t(batch + 1);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<T> x(nx), y(ny), r(nr, T(-7.25e30));
+    for (T &v : x) v = T(u(rng));
+    for (T &v : y) v = T(u(rng));
+    const DeviceCopy<T> dx(x, shift & 1), dy(y, shift >> 1 & 1), dr(r, shift >> 2 & 1);
+    apairs_plan_t plan = nullptr;
+    api_ok(apairs_plan_create_dot_batched(&plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
+                                          APAIRS_LAYOUT_AOS, n, n, sy, batch));
+    run_plan(plan, want_bulk ? "dot_bulk<" : nullptr,
+             [&](apairs_plan_t p) { return apairs_plan_execute_dot(p, dx.p, dy.p, dr.p); });
+    const std::vector<T> out = dr.back();
+    // apairs.h (DOT_ACCURACY): f32 |error| <= u |r| + (n + 1) 2^-53 sum |x y|; f64 (n + 1)
+    // u sum |x y|; plus the reference's rounding.
+    const long double d = std::ldexp(1.0L, -53), uT = sizeof(T) == 8 ? 0 : std::ldexp(1.0L, -24);
+    int64_t bad = 0;
+    for (int64_t e = 0; e < batch; ++e) {
+        long double s = 0, t = 0;
+        for (int64_t l = 0; l < n; ++l) {
+            const long double p = static_cast<long double>(x[size_t(e * n + l)]) * y[size_t(e * sy + l)];
+            s += p;
+            t += fabsl(p);
+        }
+        const long double bound = uT * fabsl(s) + (n + 1) * d * t + (n + 16) * std::ldexp(1.0L, -62) * t;
+        if (!(fabsl(out[size_t(e)] - s) <= bound) && ++bad <= 5)
+            FAIL_CHECK("r[" << e << "] = " << +out[size_t(e)] << ", reference " << double(s));
+    }
+    CHECK(bad == 0);
+    CHECK(std::memcmp(&out[size_t(batch)], &r[size_t(batch)], sizeof(T)) == 0);  // one past: untouched
+}
+
+}  // namespace
+
+TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 16-byte grid and off it",
+          "[cuda][batched][gemv][dot]") {
+    const uint64_t seed = std::random_device{}();
+    INFO("seed " << seed);
+    std::mt19937_64 rng(seed);
+    apairs_context_t ctx = nullptr;
+    api_ok(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0));
+    int cc = 0;
+    cuda_ok(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, 0));
+    const bool bulk = cc >= 9;
+    // Stages of several elements with the last one partial (batches not a multiple of E),
+    // A's stride padded by a chunk, 2 to 8 lanes a row (rows of 2 chunks: f64 3 x 4, f32
+    // 4 x 8; f64 8 x 8: 4 lanes of a chunk; 64 x 64: one element a stage, 8 lanes x 4
+    // chunks; f32 5 x 12: 3 chunks on 4 lanes, rows padded to 8 slots), op T of
+    // column-major, beta = 0 on a y of NaN; each on the grid and with A, x and y off it
+    // (plain loads), and with A alone off it. The batches give the plan's 8 stages an SM
+    // on devices of up to 162 SMs.
+    for (int shift : {0, 7, 1, 6}) {
+        check_bulk_gemv<double>(ctx, rng, 8, 8, 64, 80021, false, 0.5, shift, bulk);
+        check_bulk_gemv<double>(ctx, rng, 16, 16, 256 + 2, 30011, true, 0.0, shift, bulk);
+        check_bulk_gemv<double>(ctx, rng, 64, 64, 64 * 64, 3001, false, 1.0, shift, bulk);
+        check_bulk_gemv<double>(ctx, rng, 3, 4, 12, 400009, false, 0.0, shift, bulk);
+        check_bulk_gemv<float>(ctx, rng, 4, 8, 32, 300007, false, 0.5, shift, bulk);
+        check_bulk_gemv<float>(ctx, rng, 32, 32, 32 * 32 + 4, 20011, true, 0.0, shift, bulk);
+        check_bulk_gemv<float>(ctx, rng, 5, 12, 60, 160009, false, -1.0, shift, bulk);
+        check_bulk_dot<double>(ctx, rng, 32, 34, 200003, shift, bulk);
+        check_bulk_dot<float>(ctx, rng, 64, 68, 100003, shift, bulk);
+    }
     apairs_context_destroy(ctx);
 }
