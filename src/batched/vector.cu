@@ -28,8 +28,9 @@
 //   The same with packed elements and rows of two chunks or more, on sm_90:
 //     vec_bulk_kernel, the rows staged in shared memory by bulk copies (two stages of
 //     about 32 KB a block, one in flight while the other is summed), so that the bytes
-//     in flight are bounded by shared memory, not by registers (H200: dot n = 16..160
-//     0.28-0.29 -> 0.26-0.27 ms, gemv f64 n = 64 0.082 -> 0.076; runs 240-242).
+//     in flight are bounded by shared memory, not by registers (H200: dot f64 n = 16..64,
+//     f32 n = 16..160 0.28-0.29 -> 0.26-0.27 ms, gemv f64 n = 64 0.082 -> 0.076; runs
+//     240-242).
 //   AoS, op(A)'s rows contiguous (row-major N, column-major T, and dot), otherwise: a group of
 //     G = GI x GO threads per element (vec_rows_kernel): GI lanes across a row in 16-byte
 //     chunks, GO across rows; each row's sum is reduced over its GI lanes by shuffles.
@@ -521,6 +522,7 @@ template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1, bool J
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
+    static_assert(!SHARED || RC == 1, "the bulk kernel's stages: rows of whole chunks");
     const int lane = threadIdx.x & 31, lg_gl = g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
     const int per_u = 32 >> lg_gl;  // slots of one u in a warp
     const int64_t smask = (int64_t(1) << g.lg_slots) - 1, slots = g.batch << g.lg_slots;
@@ -940,9 +942,9 @@ KernelSpec flat_spec(const Op &o, const FlatShape &f, const char *op) {
 // one chunk measured 0-8 % slower than the flat kernel, H200 runs 241-242), x's stride on
 // the grid, A's and x's elements packed within an eighth (the copies move their gaps
 // too), an element's A and x within kBulkElement. E elements a stage of about kBulkStage
-// bytes, two stages a block: three blocks of 256 threads an SM on sm_90's 227 KB (stages
-// of 8 and 16 KB, four to eight a block, measured slower: the block's barrier and wake-up
-// a stage; run 241).
+// bytes, two stages a block: three blocks of 256 threads an SM on sm_90's 227 KB (two
+// for elements past 36 KB; stages of 8 and 16 KB, four to eight a block, measured
+// slower: the block's barrier and wake-up a stage; run 241).
 constexpr int64_t kBulkStage = 32 << 10, kBulkElement = 48 << 10;
 constexpr int kBulkStages = 2;
 struct BulkShape {
@@ -971,12 +973,15 @@ const void *bulk_kernel(const FlatShape &f) {
     }
 }
 
-// The bulk kernel where the build has it for this device (PTX of sm_90 or later: a build
-// for older devices only, run by JIT, has the kernel without its copies) and the batch
-// gives every SM several stages; else the flat kernel.
+// The bulk kernel where `device` is sm_90 or later and the build has the kernel's copies
+// for it (code of sm_90 or later: a build for older devices only, run there by JIT, has
+// the kernel without them), and the batch gives every SM several stages; else the flat
+// kernel.
 template <class T>
-bool bulk_fits(const Op &o, const FlatShape &f, const BulkShape &b, int sm_count) {
-    if (b.e == 0 || (o.batch + b.e - 1) / b.e < 8 * int64_t(sm_count)) return false;
+bool bulk_fits(const Op &o, const FlatShape &f, const BulkShape &b, int device) {
+    const DeviceLimits lim = device_limits(device);
+    if (b.e == 0 || lim.cc_major < 9 || (o.batch + b.e - 1) / b.e < 8 * int64_t(lim.sm_count)) return false;
+    DeviceScope scope(device);  // (the kernel's attributes on the plan's device)
     cudaFuncAttributes fa{};
     if (cudaFuncGetAttributes(&fa, bulk_kernel<T>(f)) != cudaSuccess) {
         cudaGetLastError();
@@ -1005,7 +1010,8 @@ KernelSpec bulk_spec(const Op &o, const FlatShape &f, const BulkShape &b, const 
 }
 
 template <class T>
-KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
+KernelSpec select_kernel(const Op &o, int device, const char *op) {
+    const int sm_count = device_limits(device).sm_count;
     const int64_t fill = fill_threads(sm_count);
     const char *tn = sizeof(T) == 8 ? "f64" : "f32";
     KernelSpec k;
@@ -1072,7 +1078,7 @@ KernelSpec select_kernel(const Op &o, int sm_count, const char *op) {
     // Many elements of contiguous rows: the flat kernel, where the element's lanes fill the
     // device, or on sm_90 the bulk kernel, where the elements are packed.
     if (const FlatShape f = flat_shape<T>(o); f.gl > 0 && o.batch * (int64_t(f.gl) << f.lg_slots) >= fill) {
-        if (const BulkShape b = bulk_shape<T>(o, f); bulk_fits<T>(o, f, b, sm_count))
+        if (const BulkShape b = bulk_shape<T>(o, f); bulk_fits<T>(o, f, b, device))
             return bulk_spec<T>(o, f, b, op);
         return flat_spec<T>(o, f, op);
     }
@@ -1203,9 +1209,8 @@ bool launch_bulk(const Op &o, const CudaConfig &cfg, void *stream, const void *a
 CudaConfig plan_dot_cuda(const DotProblem &pb, int device, double occupancy_target) {
     require_device(device);
     const Op o = op_of(pb);
-    const int sms = device_limits(device).sm_count;
-    const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, sms, "dot")
-                                                      : select_kernel<float>(o, sms, "dot");
+    const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, device, "dot")
+                                                      : select_kernel<float>(o, device, "dot");
     return plan_kernel(k, pb.batch, device, occupancy_target, 1, fmt::format("batched dot n={}", pb.n));
 }
 
@@ -1238,9 +1243,8 @@ void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, 
 CudaConfig plan_gemv_cuda(const GemvProblem &pb, int device, double occupancy_target) {
     require_device(device);
     const Op o = op_of(pb);
-    const int sms = device_limits(device).sm_count;
-    const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, sms, "gemv")
-                                                      : select_kernel<float>(o, sms, "gemv");
+    const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, device, "gemv")
+                                                      : select_kernel<float>(o, device, "gemv");
     return plan_kernel(k, pb.batch, device, occupancy_target, 1,
                        fmt::format("batched gemv {}x{}{}", pb.m, pb.n, pb.trans ? " T" : ""));
 }

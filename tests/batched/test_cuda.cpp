@@ -7,8 +7,10 @@
 // long-double reference and leave the outputs' padding alone.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -113,13 +115,21 @@ void run_plan(apairs_plan_t plan, const char *kernel, Exec exec) {
 // y_e = alpha op(A_e) x_e + beta y_e with op(A) m x n stored by rows (row-major A and op
 // N, or column-major A and op T: the same memory), element stride sa; x of stride n, y of
 // stride m + 1 (one padding entry each); device arrays shifted by `shift` values (bit 0:
-// A, bit 1: x, bit 2: y) off the 16-byte grid. The plan must be the bulk kernel's where
-// the device has it (sm_90 and later).
+// A, bit 1: x, bit 2: y) off the 16-byte grid, or (shift < 0) host arrays, staged. The
+// plan's description must name `kernel` where given.
+struct GemvShape {
+    int64_t m, n, ld, sa, batch;  // op(A) m x n, its rows ld apart, elements sa apart
+    bool trans;
+    double beta;
+};
 template <class T>
-void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, int64_t m, int64_t n, int64_t sa, int64_t batch,
-                     bool trans, double beta, int shift, bool want_bulk) {
-    INFO("m " << m << ", n " << n << ", stride " << sa << ", batch " << batch << (trans ? ", T" : ", N") << ", beta "
-              << beta << ", shift " << shift << (sizeof(T) == 8 ? ", f64" : ", f32"));
+void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, int shift, const char *kernel) {
+    const int64_t m = c.m, n = c.n, ld = c.ld, sa = c.sa, batch = c.batch;
+    const bool trans = c.trans;
+    const double beta = c.beta;
+    INFO("m " << m << ", n " << n << ", ld " << ld << ", stride " << sa << ", batch " << batch
+              << (trans ? ", T" : ", N") << ", beta " << beta << ", shift " << shift
+              << (sizeof(T) == 8 ? ", f64" : ", f32"));
     const int64_t xl = n, yl = m, sx = xl, sy = yl + 1;
     const size_t na = size_t(batch * sa), nx = size_t(batch * sx), ny = size_t(batch * sy);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -128,16 +138,21 @@ void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, int64_t m, int6
     for (T &v : x) v = T(u(rng));
     const T poison = T(-7.25e30);
     for (size_t i = 0; i < ny; ++i) y[i] = i % size_t(sy) == size_t(yl) ? poison : beta != 0 ? T(u(rng)) : T(NAN);
-    const DeviceCopy<T> dA(A, shift & 1), dx(x, shift >> 1 & 1), dy(y, shift >> 2 & 1);
     const double alpha = -0.75;
     apairs_plan_t plan = nullptr;
     api_ok(apairs_plan_create_gemv_batched(&plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
                                            APAIRS_LAYOUT_AOS, trans ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR,
                                            trans ? APAIRS_OP_T : APAIRS_OP_N, trans ? n : m, trans ? m : n, alpha,
-                                           beta, n, sa, sx, sy, batch));
-    run_plan(plan, want_bulk ? "gemv_bulk<" : nullptr,
-             [&](apairs_plan_t p) { return apairs_plan_execute_gemv(p, dA.p, dx.p, dy.p); });
-    const std::vector<T> out = dy.back();
+                                           beta, ld, sa, sx, sy, batch));
+    std::vector<T> out = y;
+    if (shift < 0) {
+        run_plan(plan, kernel,
+                 [&](apairs_plan_t p) { return apairs_plan_execute_gemv(p, A.data(), x.data(), out.data()); });
+    } else {
+        const DeviceCopy<T> dA(A, shift & 1), dx(x, shift >> 1 & 1), dy(y, shift >> 2 & 1);
+        run_plan(plan, kernel, [&](apairs_plan_t p) { return apairs_plan_execute_gemv(p, dA.p, dx.p, dy.p); });
+        out = dy.back();
+    }
     // apairs.h (GEMV_ACCURACY), t = |alpha| sum_l |a_il x_l| + |beta y_i|: f32 |error| <=
     // u |y_i| + (k + 2) 2^-53 t; f64 (k + 2) u t (u = 2^-53), plus the reference's rounding.
     const long double d = std::ldexp(1.0L, -53), uT = sizeof(T) == 8 ? 0 : std::ldexp(1.0L, -24);
@@ -146,7 +161,7 @@ void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, int64_t m, int6
         for (int64_t i = 0; i < yl; ++i) {
             long double s = 0, t = 0;
             for (int64_t l = 0; l < xl; ++l) {
-                const long double p = static_cast<long double>(A[size_t(e * sa + i * n + l)]) * x[size_t(e * sx + l)];
+                const long double p = static_cast<long double>(A[size_t(e * sa + i * ld + l)]) * x[size_t(e * sx + l)];
                 s += p;
                 t += fabsl(p);
             }
@@ -168,7 +183,7 @@ void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, int64_t m, int6
 // `shift` values (bit 0: x, bit 1: y, bit 2: r) off the 16-byte grid.
 template <class T>
 void check_bulk_dot(apairs_context_t ctx, std::mt19937_64 &rng, int64_t n, int64_t sy, int64_t batch, int shift,
-                    bool want_bulk) {
+                    const char *kernel) {
     INFO("dot n " << n << ", stride y " << sy << ", batch " << batch << ", shift " << shift
                   << (sizeof(T) == 8 ? ", f64" : ", f32"));
     const size_t nx = size_t(batch * n), ny = size_t(batch * sy), nr = size_t(batch + 1);
@@ -180,7 +195,7 @@ void check_bulk_dot(apairs_context_t ctx, std::mt19937_64 &rng, int64_t n, int64
     apairs_plan_t plan = nullptr;
     api_ok(apairs_plan_create_dot_batched(&plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
                                           APAIRS_LAYOUT_AOS, n, n, sy, batch));
-    run_plan(plan, want_bulk ? "dot_bulk<" : nullptr,
+    run_plan(plan, kernel,
              [&](apairs_plan_t p) { return apairs_plan_execute_dot(p, dx.p, dy.p, dr.p); });
     const std::vector<T> out = dr.back();
     // apairs.h (DOT_ACCURACY): f32 |error| <= u |r| + (n + 1) 2^-53 sum |x y|; f64 (n + 1)
@@ -211,26 +226,45 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     std::mt19937_64 rng(seed);
     apairs_context_t ctx = nullptr;
     api_ok(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0));
-    int cc = 0;
+    // The bulk kernel where the device is sm_90 or later and the build has code of sm_90
+    // or later ("... cuda sm_80 sm_90)" in the version string).
+    int cc = 0, arch = 0;
     cuda_ok(cudaDeviceGetAttribute(&cc, cudaDevAttrComputeCapabilityMajor, 0));
-    const bool bulk = cc >= 9;
+    for (const char *v = std::strstr(apairs_version_string(), "sm_"); v; v = std::strstr(v + 3, "sm_"))
+        arch = std::max(arch, std::atoi(v + 3));
+    const bool bulk = cc >= 9 && arch >= 90;
+    const char *gemv = bulk ? "gemv_bulk<" : nullptr, *dot = bulk ? "dot_bulk<" : nullptr;
     // Stages of several elements with the last one partial (batches not a multiple of E),
     // A's stride padded by a chunk, 2 to 8 lanes a row (rows of 2 chunks: f64 3 x 4, f32
     // 4 x 8; f64 8 x 8: 4 lanes of a chunk; 64 x 64: one element a stage, 8 lanes x 4
-    // chunks; f32 5 x 12: 3 chunks on 4 lanes, rows padded to 8 slots), op T of
-    // column-major, beta = 0 on a y of NaN; each on the grid and with A, x and y off it
-    // (plain loads), and with A alone off it. The batches give the plan's 8 stages an SM
-    // on devices of up to 162 SMs.
+    // chunks; f32 5 x 12: 3 chunks on 4 lanes, rows padded to 8 slots; f32 16 x 32 with
+    // rows 36 apart: the copies move the rows' padding), op T of column-major, beta = 0 on
+    // a y of NaN; each on the grid and with A, x and y off it (plain loads), and with A
+    // alone off it. The batches give the plan's 8 stages an SM on devices of up to 162
+    // SMs.
     for (int shift : {0, 7, 1, 6}) {
-        check_bulk_gemv<double>(ctx, rng, 8, 8, 64, 80021, false, 0.5, shift, bulk);
-        check_bulk_gemv<double>(ctx, rng, 16, 16, 256 + 2, 30011, true, 0.0, shift, bulk);
-        check_bulk_gemv<double>(ctx, rng, 64, 64, 64 * 64, 3001, false, 1.0, shift, bulk);
-        check_bulk_gemv<double>(ctx, rng, 3, 4, 12, 400009, false, 0.0, shift, bulk);
-        check_bulk_gemv<float>(ctx, rng, 4, 8, 32, 300007, false, 0.5, shift, bulk);
-        check_bulk_gemv<float>(ctx, rng, 32, 32, 32 * 32 + 4, 20011, true, 0.0, shift, bulk);
-        check_bulk_gemv<float>(ctx, rng, 5, 12, 60, 160009, false, -1.0, shift, bulk);
-        check_bulk_dot<double>(ctx, rng, 32, 34, 200003, shift, bulk);
-        check_bulk_dot<float>(ctx, rng, 64, 68, 100003, shift, bulk);
+        check_bulk_gemv<double>(ctx, rng, {8, 8, 8, 64, 80021, false, 0.5}, shift, gemv);
+        check_bulk_gemv<double>(ctx, rng, {16, 16, 16, 256 + 2, 30011, true, 0.0}, shift, gemv);
+        check_bulk_gemv<double>(ctx, rng, {64, 64, 64, 64 * 64, 3001, false, 1.0}, shift, gemv);
+        check_bulk_gemv<double>(ctx, rng, {3, 4, 4, 12, 400009, false, 0.0}, shift, gemv);
+        check_bulk_gemv<float>(ctx, rng, {4, 8, 8, 32, 300007, false, 0.5}, shift, gemv);
+        check_bulk_gemv<float>(ctx, rng, {32, 32, 32, 32 * 32 + 4, 20011, true, 0.0}, shift, gemv);
+        check_bulk_gemv<float>(ctx, rng, {5, 12, 12, 60, 160009, false, -1.0}, shift, gemv);
+        check_bulk_gemv<float>(ctx, rng, {16, 32, 36, 15 * 36 + 32, 40009, false, 0.5}, shift, gemv);
+        check_bulk_dot<double>(ctx, rng, 32, 34, 200003, shift, dot);
+        check_bulk_dot<float>(ctx, rng, 64, 68, 100003, shift, dot);
     }
+    // Not the bulk kernel: rows of one chunk (f32 4 x 4), elements padded by more than an
+    // eighth (f64 8 x 8 in strides of 80).
+    check_bulk_gemv<float>(ctx, rng, {4, 4, 4, 16, 400009, false, 0.5}, 0, "gemv_flat<");
+    check_bulk_gemv<double>(ctx, rng, {8, 8, 8, 80, 80021, false, 0.5}, 0, "gemv_flat<");
+    // Host arrays staged in chunks of 1600 elements (3 MiB over three chunks of 648 bytes
+    // an element, in runs of 32): 29 stages of 56 a chunk, so most blocks of the plan's
+    // grid get no stage of a chunk and some one.
+    apairs_context_t small = nullptr;
+    api_ok(apairs_context_create(&small, APAIRS_BACKEND_CUDA, 0));
+    api_ok(apairs_context_set_option(small, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
+    check_bulk_gemv<double>(small, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
+    apairs_context_destroy(small);
     apairs_context_destroy(ctx);
 }
