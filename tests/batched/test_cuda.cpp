@@ -23,13 +23,26 @@
 using test::api_ok;
 using test::cuda_ok;
 
+namespace {
+
+// A CUDA context on device 0 (options as given), destroyed on scope exit.
+struct CudaContext {
+    apairs_context_t h = nullptr;
+    CudaContext() { api_ok(apairs_context_create(&h, APAIRS_BACKEND_CUDA, 0)); }
+    ~CudaContext() { apairs_context_destroy(h); }
+    CudaContext(const CudaContext &) = delete;
+    CudaContext &operator=(const CudaContext &) = delete;
+};
+
+}  // namespace
+
 TEST_CASE("batched CUDA: a transpose planned for 16-byte pieces moves aligned arrays and arrays off the grid",
           "[cuda][batched][transpose]") {
     const uint64_t seed = std::random_device{}();
     INFO("seed " << seed);
     std::mt19937_64 rng(seed);
-    apairs_context_t ctx = nullptr;
-    api_ok(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0));
+    const CudaContext cx;
+    apairs_context_t ctx = cx.h;
     for (int64_t entries : {4, 12, 16})
         for (int64_t batch : {3, 130, 4099})
             for (int shift : {0, 1, 2, 3}) {  // in, out, both or neither one value off the grid
@@ -73,7 +86,6 @@ TEST_CASE("batched CUDA: a transpose planned for 16-byte pieces moves aligned ar
                 CHECK(bad == 0);
                 CHECK(touched == 0);
             }
-    apairs_context_destroy(ctx);
 }
 
 namespace {
@@ -224,8 +236,8 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     const uint64_t seed = std::random_device{}();
     INFO("seed " << seed);
     std::mt19937_64 rng(seed);
-    apairs_context_t ctx = nullptr;
-    api_ok(apairs_context_create(&ctx, APAIRS_BACKEND_CUDA, 0));
+    const CudaContext cx, small;  // small: host arrays staged in small chunks (below)
+    apairs_context_t ctx = cx.h;
     // The bulk kernel where the device is sm_90 or later and the build has code of sm_90
     // or later ("... cuda sm_80 sm_90)" in the version string).
     int cc = 0, arch = 0;
@@ -261,10 +273,6 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     // Host arrays staged in chunks of 1600 elements (3 MiB over three chunks of 648 bytes
     // an element, in runs of 32): 29 stages of 56 a chunk, so most blocks of the plan's
     // grid get no stage of a chunk and some one.
-    apairs_context_t small = nullptr;
-    api_ok(apairs_context_create(&small, APAIRS_BACKEND_CUDA, 0));
-    api_ok(apairs_context_set_option(small, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
-    check_bulk_gemv<double>(small, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
-    apairs_context_destroy(small);
-    apairs_context_destroy(ctx);
+    api_ok(apairs_context_set_option(small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
+    check_bulk_gemv<double>(small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
 }
