@@ -138,10 +138,6 @@ struct WarpShape {
     static_assert(32 % G == 0 && NB % CG == 0, "group shape");
 };
 
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
 // Position x of the memory-order walk over a warp's EW elements' R x C grids, as element
 // q, row r and column c: AoS element by element, row by row; SoA entry by entry, the EW
 // elements of an entry together. With R, C and EW powers of two the three are bit fields

@@ -16,6 +16,12 @@
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
+//   SoA, many elements of 4 rows or more: vec_soa_staged_kernel, thread-per-element too,
+//     but each warp stages its entries through its own slots of shared memory by
+//     cp.async (four slots of one column of a row tile, three in flight while it sums
+//     one), so that the bytes in flight are bounded by shared memory, not by registers;
+//     f32 two adjacent elements a lane, each entry's run 256 bytes (H200 runs 250-252:
+//     f32 n = 4..16 0.091-0.123 -> 0.085-0.111 ms, f64 n = 4, 8 88 -> 92 % of the bound).
 //   AoS, op(A)'s rows contiguous, on the 16-byte grid (ld and the element stride multiples
 //     of 16 bytes; rows of at most 64 chunks), with elements enough to fill the device:
 //     vec_flat_kernel takes the batch as one stream of rows (each element's padded to a
@@ -62,6 +68,7 @@
 
 #include "batched/cuda.hpp"
 #include "batched/launch.cuh"
+#include "batched/walker.cuh"
 #include "cuda/bulk.cuh"
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
@@ -99,6 +106,7 @@ struct Args {
     int lg, lg_split, lg_cols;  // lg_cols: SoA split kernel, log2 of the column ranges
     bool uniform;  // AoS: every row (rows kernel) or column (cols kernel) starts at one alignment mod 16 bytes
     bool adj;      // SoA, a thread's EW elements adjacent: their entries' runs line up for one load each
+    bool staged;   // SoA staged kernel: A, x and every entry's run on the 16-byte grid (cp.async), else plain loads
 };
 
 // The SoA kernels' parameter: Args padded past 128 bytes. With the larger parameter nvcc
@@ -266,6 +274,137 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
             } else
                 soa_tile<T, RT, EW, false, false, ADJ>(g, base, i0, nr);
         }
+}
+
+// SoA, many elements of 4 rows or more (vec_soa_staged_kernel): thread-per-element as
+// above (RT rows a thread), but each warp stages its entries through its own S slots of
+// shared memory by cp.async, so that the bytes in flight are bounded by shared memory,
+// not by the registers that hold loads (the register-bound kernel above keeps about 7
+// loads of 4 bytes a thread in flight for f32 RT = 8). A warp takes groups of 32 EW
+// consecutive elements (EW adjacent a lane: runs of 256 bytes an entry for f32 too); a
+// stage is one column of one row tile (a run an entry: RT of A, one of x), S - 1 stages
+// in flight while the warp sums one. A warp's work is the sequence of its (group, row
+// tile) items, stage after stage across items, so the copies run on from one item into
+// the next; items are dealt to warps warp-major (warp w of block b is the w gridDim + b-th),
+// so that a last partial round spreads over the SMs. Each row's sum runs over the columns
+// in order with fma, as soa_tile's: the same bits. Only whole groups are staged; the
+// batch's last partial group, and arrays off the 16-byte grid (g.staged false), take
+// soa_tile's loads.
+template <class T, int RT, int S, int EW>
+__global__ void __launch_bounds__(1024) vec_soa_staged_kernel(const SoaArgs<T> g) {
+    constexpr int V = Vec<T>::n;         // values a 16-byte piece
+    constexpr int E = 32 * EW;           // elements a group (a run of E values an entry)
+    constexpr int P = E / V;             // pieces a run
+    constexpr int RPI = 32 / P;          // runs a warp copies at once
+    constexpr int STAGE = (RT + 1) * E;  // values a stage: A's RT runs, then x's
+    static_assert(P <= 32 && RT % RPI == 0, "whole copies of A's runs");
+    static_assert(EW == 1 || (EW == 2 && sizeof(T) == 4), "f32 pairs (8-byte shared loads)");
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int tiles = (g.rows + RT - 1) / RT;
+    const int64_t groups = g.batch / E, items = groups * tiles;
+    const int64_t nw = int64_t(gridDim.x) * (blockDim.x >> 5), w0 = int64_t(warp) * gridDim.x + blockIdx.x;
+    // An item cursor (E elements from grp * E, rows from tile * RT) stepped by nw items
+    // without divisions.
+    const int64_t step_g = nw / tiles;
+    const int step_t = int(nw - step_g * tiles);
+    struct Cursor {
+        int64_t grp;
+        int tile;
+    };
+    auto next = [&](Cursor &c) {
+        c.grp += step_g, c.tile += step_t;
+        if (c.tile >= tiles) c.tile -= tiles, ++c.grp;
+    };
+    const Cursor first{w0 / tiles, int(w0 % tiles)};
+    if (g.staged) {
+        T *const slots = reinterpret_cast<T *>(smem_raw) + warp * (S * STAGE);
+        const int part = lane % P, rsub = lane / P;
+        // The copies of the next stage into the next slot (none past the warp's last item:
+        // an empty group, so that the wait counts stay uniform).
+        Cursor ci = first;
+        int col_i = 0, slot_i = 0;
+        auto issue = [&]() {
+            if (ci.grp < groups) {
+                T *const dst = slots + slot_i * STAGE + part * V;
+                const int i0 = ci.tile * RT, nr = min(RT, g.rows - i0);
+                const int64_t e0 = ci.grp * E + part * V;
+                const T *const ap = g.a + e0 + i0 * g.ar + col_i * g.ac;
+#pragma unroll
+                for (int q = 0; q < RT / RPI; ++q) {
+                    const int i = q * RPI + rsub;
+                    if (i < nr) cp_async16(dst + i * E, ap + i * g.ar);
+                }
+                if (rsub == 0) cp_async16(dst + RT * E, g.x + e0 + col_i * g.xi);
+                if (++col_i == g.cols) col_i = 0, next(ci);
+                if (++slot_i == S) slot_i = 0;
+            }
+            cp_commit();
+        };
+        // The EW values of this lane's elements in run r of a stage, as doubles.
+        auto run_values = [&](const T *st, int r, double(&v)[EW]) {
+            if constexpr (EW == 2) {
+                const float2 w = *reinterpret_cast<const float2 *>(st + r * E);
+                v[0] = double(w.x), v[1] = double(w.y);
+            } else {
+                v[0] = double(st[r * E]);
+            }
+        };
+#pragma unroll 1
+        for (int k = 0; k < S - 1; ++k) issue();
+        Cursor cc = first;
+        int col_c = 0, slot_c = 0;
+        double acc[EW][RT];
+#pragma unroll 1
+        while (cc.grp < groups) {
+            __syncwarp();  // every lane done with the slot refilled next
+            issue();
+            cp_wait<S - 1>();
+            __syncwarp();  // every lane's copies of this stage landed
+            const T *const st = slots + slot_c * STAGE + lane * EW;
+            if (col_c == 0) {
+#pragma unroll
+                for (int j = 0; j < EW; ++j)
+#pragma unroll
+                    for (int t = 0; t < RT; ++t) acc[j][t] = 0;
+            }
+            double xl[EW];
+            run_values(st, RT, xl);
+            // (rows past the tile's nr read stale slots; their sums are dropped)
+#pragma unroll
+            for (int t = 0; t < RT; ++t) {
+                double av[EW];
+                run_values(st, t, av);
+#pragma unroll
+                for (int j = 0; j < EW; ++j) acc[j][t] = fma(av[j], xl[j], acc[j][t]);
+            }
+            if (++col_c == g.cols) {
+                const int i0 = cc.tile * RT, nr = min(RT, g.rows - i0);
+                T *const yp = g.y + cc.grp * E + lane * EW + i0 * g.yi;
+#pragma unroll
+                for (int t = 0; t < RT; ++t)
+#pragma unroll
+                    for (int j = 0; j < EW; ++j)
+                        if (t < nr) store(yp + t * g.yi + j, acc[j][t], g);
+                col_c = 0;
+                next(cc);
+            }
+            if (++slot_c == S) slot_c = 0;
+        }
+        cp_wait<0>();
+    } else {
+        Cursor c = first;
+        for (int64_t it = w0; it < items; it += nw, next(c))
+#pragma unroll
+            for (int j = 0; j < EW; ++j)
+                soa_tile<T, RT, 1, true>(g, c.grp * E + j * 32 + lane, c.tile * RT, min(RT, g.rows - c.tile * RT));
+    }
+    // The last partial group, 32 elements at a time.
+    for (int64_t q = w0; q < int64_t(EW) * tiles; q += nw) {
+        const int j = int(q / tiles), tile = int(q % tiles);
+        if (groups * E + j * 32 < g.batch)
+            soa_tile<T, RT, 1, false>(g, groups * E + j * 32 + lane, tile * RT, min(RT, g.rows - tile * RT));
+    }
 }
 
 // SoA, few elements: W = 2^lg_split warps share 32 consecutive elements, as WT row-tile
@@ -873,6 +1012,29 @@ const void *soa_kernel(int rt, int ew) {
     }
 }
 
+// The SoA staged kernel's shape: 4 slots a warp, one column a stage; f32 two adjacent
+// elements a lane in tiles of 4 rows (runs of 256 bytes), f64 one element a lane in
+// tiles of 4 or 8 rows. H200 runs 250-252 (gemv SoA f32 n = 4..64 against one element a
+// lane in tiles of 8 rows, or of 4 rows on 2 columns a stage): within the calls' 3 %
+// either way; the pairs are one kernel for every f32 shape.
+constexpr int kStagedSlots = 4;
+struct Staged {
+    int rt, ew;  // rows a tile, elements a lane
+};
+template <class T>
+Staged staged_shape(int rt) {
+    return sizeof(T) == 4 ? Staged{4, 2} : Staged{rt, 1};
+}
+template <class T>
+const void *soa_staged_kernel(const Staged &z) {
+    if constexpr (sizeof(T) == 4)
+        return reinterpret_cast<const void *>(&vec_soa_staged_kernel<T, 4, kStagedSlots, 2>);
+    else if (z.rt == 4)
+        return reinterpret_cast<const void *>(&vec_soa_staged_kernel<T, 4, kStagedSlots, 1>);
+    else
+        return reinterpret_cast<const void *>(&vec_soa_staged_kernel<T, 8, kStagedSlots, 1>);
+}
+
 // The flat kernel's shape for an AoS op whose rows are contiguous, from the element's
 // dimensions and strides only; gl = 0 where it does not apply (rows of more than 64
 // chunks, or A's rows and elements not all on one 16-byte alignment).
@@ -1028,6 +1190,26 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
         // 32 apart, 128 bytes a load) 0.413 -> 0.397, 0.403 -> 0.386, 0.396 -> 0.377.
         if (sizeof(T) == 4 && rt == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 4;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
+        // Many elements of 4 rows or more, their items (groups of 32 EW elements x row
+        // tiles) at least half a fill of warps: the staged kernel.
+        if (const Staged z = staged_shape<T>(rt);
+            rt >= 4 && o.batch / (32 * z.ew) * ((o.rows + z.rt - 1) / z.rt) * 32 * 2 >= fill) {
+            const int64_t zt = (o.rows + z.rt - 1) / z.rt;
+            k.fn = soa_staged_kernel<T>(z);
+            k.model = Model::ThreadPerElement;
+            k.group = 1;
+            k.unit_threads = 32;
+            k.unit_elements = std::max<int64_t>(1, 32 * z.ew / zt);
+            k.unit_shared = int64_t(kStagedSlots) * (z.rt + 1) * 32 * z.ew * int64_t(sizeof(T));
+            k.name = fmt::format("{}_soa_staged<{}, {} rows x {} adjacent elements per thread, one column a stage, {} "
+                                 "stages a warp>",
+                                 op, tn, z.rt, z.ew, kStagedSlots);
+            k.why = fmt::format("SoA, many elements: one thread per element, each warp staging its {} elements' "
+                                "entries (runs of {} bytes) through shared memory by cp.async ({} of its {} stages in "
+                                "flight while it sums one), {} row sums in registers",
+                                32 * z.ew, 32 * z.ew * int(sizeof(T)), kStagedSlots - 1, kStagedSlots, z.rt * z.ew);
+            return k;
+        }
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
         if (ew == 1) {
             // Few elements of long rows: warps across ranges of columns as well.
@@ -1150,6 +1332,8 @@ void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T>
         // Kernels that read a thread's elements adjacent: each entry's run in one 16-byte
         // load where the arrays and every entry's offset line up on 16 bytes.
         w.adj = on16(g.a) && on16(g.x) && g.ar % 4 == 0 && g.ac % 4 == 0 && g.xi % 4 == 0;
+        constexpr int V = Vec<T>::n;
+        w.staged = on16(g.a) && on16(g.x) && g.ar % V == 0 && g.ac % V == 0 && g.xi % V == 0;
         launch_planned(cfg, stream, w, what);
     } else {
         launch_planned(cfg, stream, g, what);

@@ -1,6 +1,7 @@
-// Device helpers shared by the batched kernels (gemm.cu, cholesky.cu, lu.cu): the index
-// walk of the staging loops, a team's staging of its elements through shared memory, and
-// the asynchronous copies global -> shared (cp.async, sm_80 and later).
+// Device helpers shared by the batched kernels (gemm.cu, cholesky.cu, lu.cu, vector.cu):
+// the index walk of the staging loops, a team's staging of its elements through shared
+// memory, and the asynchronous copies global -> shared (cp.async, sm_80 and later) with
+// their commit and wait.
 #pragma once
 
 namespace apairs::batched {
@@ -23,6 +24,12 @@ __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
 }
+
+// Closes the thread's group of cp.async copies issued since the last commit.
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits until at most N of the thread's committed groups are pending.
+template <int N>
+__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 // A walk over a 3-D index space (d0 fastest) in steps of `step` linear positions,
 // without divisions after the start: the staging loops' way of visiting an element's

@@ -3,8 +3,9 @@
 // of 4) on device arrays on the 16-byte grid (its 16-byte kernel: partial pieces and
 // tiles at the batch's end) and off it (the scalar kernel) moves every value bit for bit
 // and writes nothing else; gemv and dot planned for bulk copies (sm_90) on device arrays
-// on the grid (the copies) and off it (plain loads into the same stages) match a
-// long-double reference and leave the outputs' padding alone.
+// on the grid (the copies) and off it (plain loads into the same stages), and SoA gemv
+// planned for staging by cp.async on arrays on the grid and off it (plain loads), match
+// a long-double reference and leave the outputs' padding alone.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -125,37 +126,47 @@ void run_plan(apairs_plan_t plan, const char *kernel, Exec exec) {
 }
 
 // y_e = alpha op(A_e) x_e + beta y_e with op(A) m x n stored by rows (row-major A and op
-// N, or column-major A and op T: the same memory), element stride sa; x of stride n, y of
-// stride m + 1 (one padding entry each); device arrays shifted by `shift` values (bit 0:
-// A, bit 1: x, bit 2: y) off the 16-byte grid, or (shift < 0) host arrays, staged. The
-// plan's description must name `kernel` where given.
+// N, or column-major A and op T: the same memory). AoS: elements sa apart, x of stride n,
+// y of stride m + 1 (one padding entry each). SoA: entries sa apart (sa >= batch), x's
+// and y's entries batch + pad apart (y's padding: the entries past the batch). Device
+// arrays shifted by `shift` values (bit 0: A, bit 1: x, bit 2: y) off the 16-byte grid,
+// or (shift < 0) host arrays, staged. The plan's description must name `kernel` where
+// given.
 struct GemvShape {
-    int64_t m, n, ld, sa, batch;  // op(A) m x n, its rows ld apart, elements sa apart
+    int64_t m, n, ld, sa, batch;  // op(A) m x n, its rows ld apart, elements (AoS) or entries (SoA) sa apart
     bool trans;
     double beta;
+    bool soa = false;
+    int64_t pad = 1;  // SoA: x's and y's entries batch + pad apart
 };
 template <class T>
-void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, int shift, const char *kernel) {
+void check_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, int shift, const char *kernel) {
     const int64_t m = c.m, n = c.n, ld = c.ld, sa = c.sa, batch = c.batch;
-    const bool trans = c.trans;
+    const bool trans = c.trans, soa = c.soa;
     const double beta = c.beta;
-    INFO("m " << m << ", n " << n << ", ld " << ld << ", stride " << sa << ", batch " << batch
-              << (trans ? ", T" : ", N") << ", beta " << beta << ", shift " << shift
-              << (sizeof(T) == 8 ? ", f64" : ", f32"));
-    const int64_t xl = n, yl = m, sx = xl, sy = yl + 1;
-    const size_t na = size_t(batch * sa), nx = size_t(batch * sx), ny = size_t(batch * sy);
+    INFO((soa ? "SoA" : "AoS") << " m " << m << ", n " << n << ", ld " << ld << ", stride " << sa << ", batch "
+                               << batch << (trans ? ", T" : ", N") << ", beta " << beta << ", shift " << shift
+                               << (sizeof(T) == 8 ? ", f64" : ", f32"));
+    const int64_t xl = n, yl = m, sx = soa ? batch + c.pad : xl, sy = soa ? batch + c.pad : yl + 1;
+    // Offsets of A(e; i, l), x(e; l), y(e; i); a y entry is padding where its element or row is past the end.
+    auto ia = [&](int64_t e, int64_t i, int64_t l) { return size_t(soa ? (i * ld + l) * sa + e : e * sa + i * ld + l); };
+    auto ix = [&](int64_t e, int64_t l) { return size_t(soa ? l * sx + e : e * sx + l); };
+    auto iy = [&](int64_t e, int64_t i) { return size_t(soa ? i * sy + e : e * sy + i); };
+    const size_t na = size_t(soa ? m * ld * sa : batch * sa), nx = size_t(soa ? xl * sx : batch * sx),
+                 ny = size_t(soa ? yl * sy : batch * sy);
+    auto padding = [&](size_t k) { return soa ? int64_t(k % size_t(sy)) >= batch : int64_t(k % size_t(sy)) == yl; };
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     std::vector<T> A(na), x(nx), y(ny);
     for (T &v : A) v = T(u(rng));
     for (T &v : x) v = T(u(rng));
     const T poison = T(-7.25e30);
-    for (size_t i = 0; i < ny; ++i) y[i] = i % size_t(sy) == size_t(yl) ? poison : beta != 0 ? T(u(rng)) : T(NAN);
+    for (size_t i = 0; i < ny; ++i) y[i] = padding(i) ? poison : beta != 0 ? T(u(rng)) : T(NAN);
     const double alpha = -0.75;
     apairs_plan_t plan = nullptr;
-    api_ok(apairs_plan_create_gemv_batched(&plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
-                                           APAIRS_LAYOUT_AOS, trans ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR,
-                                           trans ? APAIRS_OP_T : APAIRS_OP_N, trans ? n : m, trans ? m : n, alpha,
-                                           beta, ld, sa, sx, sy, batch));
+    api_ok(apairs_plan_create_gemv_batched(
+        &plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+        trans ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR, trans ? APAIRS_OP_T : APAIRS_OP_N, trans ? n : m,
+        trans ? m : n, alpha, beta, ld, sa, sx, sy, batch));
     std::vector<T> out = y;
     if (shift < 0) {
         run_plan(plan, kernel,
@@ -173,20 +184,20 @@ void check_bulk_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape
         for (int64_t i = 0; i < yl; ++i) {
             long double s = 0, t = 0;
             for (int64_t l = 0; l < xl; ++l) {
-                const long double p = static_cast<long double>(A[size_t(e * sa + i * ld + l)]) * x[size_t(e * sx + l)];
+                const long double p = static_cast<long double>(A[ia(e, i, l)]) * x[ix(e, l)];
                 s += p;
                 t += fabsl(p);
             }
-            const long double y0 = beta != 0 ? static_cast<long double>(y[size_t(e * sy + i)]) : 0;
+            const long double y0 = beta != 0 ? static_cast<long double>(y[iy(e, i)]) : 0;
             const long double want = alpha * s + beta * y0;
             t = std::fabs(alpha) * t + std::fabs(beta) * fabsl(y0);
             const long double bound = uT * fabsl(want) + (xl + 2) * d * t + (xl + 16) * std::ldexp(1.0L, -62) * t;
-            const T got = out[size_t(e * sy + i)];
+            const T got = out[iy(e, i)];
             if (!(fabsl(got - want) <= bound) && ++bad <= 5)
                 FAIL_CHECK("y[" << e << "][" << i << "] = " << +got << ", reference " << double(want));
         }
-        touched += std::memcmp(&out[size_t(e * sy + yl)], &poison, sizeof(T)) != 0;
     }
+    for (size_t k = 0; k < ny; ++k) touched += padding(k) && std::memcmp(&out[k], &poison, sizeof(T)) != 0;
     CHECK(bad == 0);
     CHECK(touched == 0);
 }
@@ -231,13 +242,20 @@ void check_bulk_dot(apairs_context_t ctx, std::mt19937_64 &rng, int64_t n, int64
 
 }  // namespace
 
+// A seeded generator and two CUDA contexts: one as created, one (small) for host arrays
+// staged in small chunks.
+struct Setup {
+    const uint64_t seed = std::random_device{}();
+    std::mt19937_64 rng{seed};
+    const CudaContext cx, small;
+};
+
 TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 16-byte grid and off it",
           "[cuda][batched][gemv][dot]") {
-    const uint64_t seed = std::random_device{}();
-    INFO("seed " << seed);
-    std::mt19937_64 rng(seed);
-    const CudaContext cx, small;  // small: host arrays staged in small chunks (below)
-    apairs_context_t ctx = cx.h;
+    Setup su;
+    INFO("seed " << su.seed);
+    std::mt19937_64 &rng = su.rng;
+    apairs_context_t ctx = su.cx.h;
     // The bulk kernel where the device is sm_90 or later and the build has code of sm_90
     // or later ("... cuda sm_80 sm_90)" in the version string).
     int cc = 0, arch = 0;
@@ -255,24 +273,56 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     // alone off it. The batches give the plan's 8 stages an SM on devices of up to 162
     // SMs.
     for (int shift : {0, 7, 1, 6}) {
-        check_bulk_gemv<double>(ctx, rng, {8, 8, 8, 64, 80021, false, 0.5}, shift, gemv);
-        check_bulk_gemv<double>(ctx, rng, {16, 16, 16, 256 + 2, 30011, true, 0.0}, shift, gemv);
-        check_bulk_gemv<double>(ctx, rng, {64, 64, 64, 64 * 64, 3001, false, 1.0}, shift, gemv);
-        check_bulk_gemv<double>(ctx, rng, {3, 4, 4, 12, 400009, false, 0.0}, shift, gemv);
-        check_bulk_gemv<float>(ctx, rng, {4, 8, 8, 32, 300007, false, 0.5}, shift, gemv);
-        check_bulk_gemv<float>(ctx, rng, {32, 32, 32, 32 * 32 + 4, 20011, true, 0.0}, shift, gemv);
-        check_bulk_gemv<float>(ctx, rng, {5, 12, 12, 60, 160009, false, -1.0}, shift, gemv);
-        check_bulk_gemv<float>(ctx, rng, {16, 32, 36, 15 * 36 + 32, 40009, false, 0.5}, shift, gemv);
+        check_gemv<double>(ctx, rng, {8, 8, 8, 64, 80021, false, 0.5}, shift, gemv);
+        check_gemv<double>(ctx, rng, {16, 16, 16, 256 + 2, 30011, true, 0.0}, shift, gemv);
+        check_gemv<double>(ctx, rng, {64, 64, 64, 64 * 64, 3001, false, 1.0}, shift, gemv);
+        check_gemv<double>(ctx, rng, {3, 4, 4, 12, 400009, false, 0.0}, shift, gemv);
+        check_gemv<float>(ctx, rng, {4, 8, 8, 32, 300007, false, 0.5}, shift, gemv);
+        check_gemv<float>(ctx, rng, {32, 32, 32, 32 * 32 + 4, 20011, true, 0.0}, shift, gemv);
+        check_gemv<float>(ctx, rng, {5, 12, 12, 60, 160009, false, -1.0}, shift, gemv);
+        check_gemv<float>(ctx, rng, {16, 32, 36, 15 * 36 + 32, 40009, false, 0.5}, shift, gemv);
         check_bulk_dot<double>(ctx, rng, 32, 34, 200003, shift, dot);
         check_bulk_dot<float>(ctx, rng, 64, 68, 100003, shift, dot);
     }
     // Not the bulk kernel: rows of one chunk (f32 4 x 4), elements padded by more than an
     // eighth (f64 8 x 8 in strides of 80).
-    check_bulk_gemv<float>(ctx, rng, {4, 4, 4, 16, 400009, false, 0.5}, 0, "gemv_flat<");
-    check_bulk_gemv<double>(ctx, rng, {8, 8, 8, 80, 80021, false, 0.5}, 0, "gemv_flat<");
+    check_gemv<float>(ctx, rng, {4, 4, 4, 16, 400009, false, 0.5}, 0, "gemv_flat<");
+    check_gemv<double>(ctx, rng, {8, 8, 8, 80, 80021, false, 0.5}, 0, "gemv_flat<");
     // Host arrays staged in chunks of 1600 elements (3 MiB over three chunks of 648 bytes
     // an element, in runs of 32): 29 stages of 56 a chunk, so most blocks of the plan's
     // grid get no stage of a chunk and some one.
-    api_ok(apairs_context_set_option(small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
-    check_bulk_gemv<double>(small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
+    api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
+    check_gemv<double>(su.small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
+}
+
+TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on the 16-byte grid and off it",
+          "[cuda][batched][gemv]") {
+    Setup su;
+    INFO("seed " << su.seed);
+    std::mt19937_64 &rng = su.rng;
+    apairs_context_t ctx = su.cx.h;
+    const char *staged = "gemv_soa_staged<";
+    // f32 in groups of 64 elements (two a lane), f64 of 32, with the last group partial
+    // (f32 100003: 35 left, 90016: one whole half, 300007: 39, 12011: 43; f64 160031: 31,
+    // 200003: 3, 250000: 16); rows of whole tiles (f32 tiles of 4: 16, 4, 64 rows; f64
+    // tiles of 8: 8) and of a partial one (f32 13 rows; f64 5 rows in a tile of 8, 3 in a
+    // tile of 4); 10 and 7 columns; op T; beta = 0 on a y of NaN; x's and y's entries
+    // padded past the batch. Each on the grid (shift 0: the copies) and off it (A, x and
+    // y, or A alone: plain loads). The batches make the plan's items fill half the device
+    // (512 threads an SM) on devices of up to 162 SMs.
+    for (int shift : {0, 7, 1}) {
+        check_gemv<float>(ctx, rng, {16, 16, 16, 100004, 100003, false, 0.5, true, 1}, shift, staged);
+        check_gemv<float>(ctx, rng, {13, 10, 10, 90016, 90016, true, 0.0, true, 4}, shift, staged);
+        check_gemv<float>(ctx, rng, {4, 4, 4, 300008, 300007, false, -1.0, true, 5}, shift, staged);
+        check_gemv<float>(ctx, rng, {64, 64, 64, 12012, 12011, false, 0.5, true, 1}, shift, staged);
+        check_gemv<double>(ctx, rng, {8, 8, 8, 160032, 160031, false, 0.5, true, 1}, shift, staged);
+        check_gemv<double>(ctx, rng, {5, 7, 9, 200004, 200003, true, 1.0, true, 3}, shift, staged);
+        check_gemv<double>(ctx, rng, {3, 16, 16, 250000, 250000, false, 0.0, true, 0}, shift, staged);
+    }
+    // Entries an odd count apart (off the grid at every entry but the first): plain loads.
+    check_gemv<float>(ctx, rng, {16, 16, 16, 100003, 100003, false, 0.5, true, 2}, 0, staged);
+    // Host arrays staged in chunks (3 MiB: chunks of a few thousand elements, whose own
+    // strides need not be on the grid).
+    api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
+    check_gemv<float>(su.small.h, rng, {16, 16, 16, 100004, 100003, false, 0.5, true, 1}, -1, nullptr);
 }
