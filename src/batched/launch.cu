@@ -69,8 +69,8 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     cfg.block_threads = cfg.choice.chosen.block_threads;
     const int units = cfg.block_threads / k.unit_threads;
     cfg.dynamic_shared = k.block_shared + int64_t(units) * k.unit_shared;
-    const int64_t per_block = int64_t(units) * k.unit_elements;
-    const int64_t blocks = (batch + per_block - 1) / per_block;
+    const int64_t per_block = int64_t(units) * k.unit_elements, work = k.items > 0 ? k.items : batch;
+    const int64_t blocks = (work + per_block - 1) / per_block;
     // A resident grid (one wave at the estimated occupancy); grid-stride beyond it.
     const int64_t resident = int64_t(std::max(1, cfg.choice.chosen.blocks_per_sm)) * limits.sm_count;
     cfg.grid = std::max<int64_t>(1, std::min({blocks, resident, int64_t(0x7fffffff)}));
@@ -80,8 +80,8 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
                                                         size_t(cfg.dynamic_shared)),
           "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
     cfg.cuda_blocks_per_sm = cuda_blocks;
-    cfg.why_model =
-        fmt::format("{} ({}, {} elements per block of {} threads)", k.why, k.name, per_block, cfg.block_threads);
+    cfg.why_model = fmt::format("{} ({}, {} {} per block of {} threads)", k.why, k.name, per_block,
+                                k.items > 0 ? "work items" : "elements", cfg.block_threads);
     return cfg;
 }
 

@@ -16,7 +16,8 @@ struct KernelSpec {
     std::string name;
     int group = 1;            // threads per element
     int unit_threads = 32;    // the estimator's unit of growth (a warp of elements, a team, a sub-block)
-    int unit_elements = 1;    // elements a unit computes at once
+    int unit_elements = 1;    // elements a unit computes at once (work items, where `items` is set)
+    int64_t items = 0;        // the grid's work in items of the kernel's own (0: the batch's elements)
     int64_t unit_shared = 0;  // dynamic shared bytes per unit
     int64_t block_shared = 0; // dynamic shared bytes per block, before the units' (a table every unit reads)
     int sub = 0;              // block-per-element kernels: threads per element

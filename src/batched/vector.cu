@@ -16,12 +16,13 @@
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
-//   SoA, many elements of 4 rows or more: vec_soa_staged_kernel, thread-per-element too,
+//   SoA, many elements of 3 rows or more: vec_soa_staged_kernel, thread-per-element too,
 //     but each warp stages its entries through its own slots of shared memory by
 //     cp.async (four slots of one column of a row tile, three in flight while it sums
 //     one), so that the bytes in flight are bounded by shared memory, not by registers;
-//     f32 two adjacent elements a lane, each entry's run 256 bytes (H200 runs 250-252:
-//     f32 n = 4..16 0.091-0.123 -> 0.085-0.111 ms, f64 n = 4, 8 88 -> 92 % of the bound).
+//     f32 two adjacent elements a lane, each entry's run 256 bytes (H200 run 252, best
+//     of two rounds: f32 n = 4, 8, 16 0.123 / 0.101 / 0.091 -> 0.110 / 0.092 / 0.085 ms,
+//     f64 n = 4 0.109 -> 0.103; f32 n = 32, 64 unchanged).
 //   AoS, op(A)'s rows contiguous, on the 16-byte grid (ld and the element stride multiples
 //     of 16 bytes; rows of at most 64 chunks), with elements enough to fill the device:
 //     vec_flat_kernel takes the batch as one stream of rows (each element's padded to a
@@ -168,10 +169,13 @@ __device__ __forceinline__ void load_chunk(const T *p, int c0, int len, bool ali
     }
 }
 
-// y = alpha sum + beta y, rounded to T once; beta = 0 never reads y.
+// y = alpha sum + beta y in double as fma(beta, y, alpha sum) (spelled out, so that every
+// kernel rounds the same way whatever the compiler contracts), rounded to T once; beta =
+// 0 never reads y.
 template <class T>
 __device__ __forceinline__ void store_ab(T *p, double sum, double alpha, double beta) {
-    *p = T(beta != 0 ? alpha * sum + beta * double(*p) : alpha * sum);
+    const double as = __dmul_rn(alpha, sum);
+    *p = T(beta != 0 ? __fma_rn(beta, double(*p), as) : as);
 }
 template <class T>
 __device__ __forceinline__ void store(T *p, double sum, const Args<T> &g) {
@@ -276,7 +280,7 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
         }
 }
 
-// SoA, many elements of 4 rows or more (vec_soa_staged_kernel): thread-per-element as
+// SoA, many elements of 3 rows or more (vec_soa_staged_kernel): thread-per-element as
 // above (RT rows a thread), but each warp stages its entries through its own S slots of
 // shared memory by cp.async, so that the bytes in flight are bounded by shared memory,
 // not by the registers that hold loads (the register-bound kernel above keeps about 7
@@ -1014,9 +1018,10 @@ const void *soa_kernel(int rt, int ew) {
 
 // The SoA staged kernel's shape: 4 slots a warp, one column a stage; f32 two adjacent
 // elements a lane in tiles of 4 rows (runs of 256 bytes), f64 one element a lane in
-// tiles of 4 or 8 rows. H200 runs 250-252 (gemv SoA f32 n = 4..64 against one element a
-// lane in tiles of 8 rows, or of 4 rows on 2 columns a stage): within the calls' 3 %
-// either way; the pairs are one kernel for every f32 shape.
+// tiles of 4 or 8 rows. H200 run 252: f32 pairs and one element a lane (tiles of 8 rows,
+// or of 4 rows on 2 columns a stage) within that call's 3 % at n = 4..64, so one f32
+// kernel for every shape; larger stages (run 250, at 80 registers: f32 n = 64 0.079 ms
+// on 2 columns a stage against 0.085 on one) spill at the 64 registers of 32 warps an SM.
 constexpr int kStagedSlots = 4;
 struct Staged {
     int rt, ew;  // rows a tile, elements a lane
@@ -1190,8 +1195,9 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
         // 32 apart, 128 bytes a load) 0.413 -> 0.397, 0.403 -> 0.386, 0.396 -> 0.377.
         if (sizeof(T) == 4 && rt == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 4;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
-        // Many elements of 4 rows or more, their items (groups of 32 EW elements x row
-        // tiles) at least half a fill of warps: the staged kernel.
+        // Many elements of 3 rows or more (tiles of 4 or 8 rows), their items (groups of
+        // 32 EW elements x row tiles) at least half a fill of warps: the staged kernel, its
+        // grid sized by the items (a warp an item at a time).
         if (const Staged z = staged_shape<T>(rt);
             rt >= 4 && o.batch / (32 * z.ew) * ((o.rows + z.rt - 1) / z.rt) * 32 * 2 >= fill) {
             const int64_t zt = (o.rows + z.rt - 1) / z.rt;
@@ -1199,7 +1205,8 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
             k.model = Model::ThreadPerElement;
             k.group = 1;
             k.unit_threads = 32;
-            k.unit_elements = std::max<int64_t>(1, 32 * z.ew / zt);
+            k.unit_elements = 1;  // a warp works on one item at a time
+            k.items = (o.batch + 32 * z.ew - 1) / (32 * z.ew) * zt;
             k.unit_shared = int64_t(kStagedSlots) * (z.rt + 1) * 32 * z.ew * int64_t(sizeof(T));
             k.name = fmt::format("{}_soa_staged<{}, {} rows x {} adjacent elements per thread, one column a stage, {} "
                                  "stages a warp>",

@@ -303,21 +303,29 @@ TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on 
     apairs_context_t ctx = su.cx.h;
     const char *staged = "gemv_soa_staged<";
     // f32 in groups of 64 elements (two a lane), f64 of 32, with the last group partial
-    // (f32 100003: 35 left, 90016: one whole half, 300007: 39, 12011: 43; f64 160031: 31,
-    // 200003: 3, 250000: 16); rows of whole tiles (f32 tiles of 4: 16, 4, 64 rows; f64
-    // tiles of 8: 8) and of a partial one (f32 13 rows; f64 5 rows in a tile of 8, 3 in a
-    // tile of 4); 10 and 7 columns; op T; beta = 0 on a y of NaN; x's and y's entries
-    // padded past the batch. Each on the grid (shift 0: the copies) and off it (A, x and
-    // y, or A alone: plain loads). The batches make the plan's items fill half the device
-    // (512 threads an SM) on devices of up to 162 SMs.
-    for (int shift : {0, 7, 1}) {
+    // (f32 100003: 35 left, 90016: one whole half, 300007: 39, 12011: 43, 40003: 3, 250:
+    // 58; f64 160031: 31, 200003: 3, 250000: 16) or whole (f64 12032, 192); rows of whole
+    // tiles (f32 tiles of 4: 16, 4, 64, 20 rows; f64 tiles of 8: 8, 56 rows) and of a
+    // partial one (f32 13 rows; f64 5 rows in a tile of 8, 3 in a tile of 4); tall
+    // elements of few groups (4096 rows: more items than elements, the grid sized by the
+    // items); 1 to 64 columns; op T; beta = 0 on a y of NaN; x's and y's entries padded
+    // past the batch. Tile counts of 5 and 7 make a warp's item cursor wrap (the grid's
+    // warps not a multiple of them). Each on the grid (shift 0: the copies) and off it (A,
+    // x and y, A alone, x alone: plain loads), and with y alone off it (the copies; y is
+    // stored, never copied). The batches make the plan's items fill half the device (512
+    // threads an SM) on devices of up to 162 SMs.
+    for (int shift : {0, 7, 1, 2, 4}) {
         check_gemv<float>(ctx, rng, {16, 16, 16, 100004, 100003, false, 0.5, true, 1}, shift, staged);
         check_gemv<float>(ctx, rng, {13, 10, 10, 90016, 90016, true, 0.0, true, 4}, shift, staged);
         check_gemv<float>(ctx, rng, {4, 4, 4, 300008, 300007, false, -1.0, true, 5}, shift, staged);
         check_gemv<float>(ctx, rng, {64, 64, 64, 12012, 12011, false, 0.5, true, 1}, shift, staged);
+        check_gemv<float>(ctx, rng, {20, 1, 1, 40004, 40003, false, 0.5, true, 1}, shift, staged);
+        check_gemv<float>(ctx, rng, {4096, 2, 2, 256, 250, false, 1.0, true, 6}, shift, staged);
         check_gemv<double>(ctx, rng, {8, 8, 8, 160032, 160031, false, 0.5, true, 1}, shift, staged);
         check_gemv<double>(ctx, rng, {5, 7, 9, 200004, 200003, true, 1.0, true, 3}, shift, staged);
         check_gemv<double>(ctx, rng, {3, 16, 16, 250000, 250000, false, 0.0, true, 0}, shift, staged);
+        check_gemv<double>(ctx, rng, {56, 5, 5, 12032, 12032, false, 0.5, true, 2}, shift, staged);
+        check_gemv<double>(ctx, rng, {4096, 1, 1, 192, 192, true, -0.5, true, 2}, shift, staged);
     }
     // Entries an odd count apart (off the grid at every entry but the first): plain loads.
     check_gemv<float>(ctx, rng, {16, 16, 16, 100003, 100003, false, 0.5, true, 2}, 0, staged);
