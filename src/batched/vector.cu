@@ -22,7 +22,8 @@
 //     one), so that the bytes in flight are bounded by shared memory, not by registers;
 //     f32 two adjacent elements a lane, each entry's run 256 bytes (H200 run 252, best
 //     of two rounds: f32 n = 4, 8, 16 0.123 / 0.101 / 0.091 -> 0.110 / 0.092 / 0.085 ms,
-//     f64 n = 4 0.109 -> 0.103; f32 n = 32, 64 unchanged).
+//     f64 n = 4 0.109 -> 0.103; run 255, the loop's instructions halved: f32 n = 32, 64
+//     0.080 / 0.075 -> 0.077 / 0.071).
 //   AoS, op(A)'s rows contiguous, on the 16-byte grid (ld and the element stride multiples
 //     of 16 bytes; rows of at most 64 chunks), with elements enough to fill the device:
 //     vec_flat_kernel takes the batch as one stream of rows (each element's padded to a
@@ -290,7 +291,10 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
 // in flight while the warp sums one. A warp's work is the sequence of its (group, row
 // tile) items, stage after stage across items, so the copies run on from one item into
 // the next; items are dealt to warps warp-major (warp w of block b is the w gridDim + b-th),
-// so that a last partial round spreads over the SMs. Each row's sum runs over the columns
+// so that a last partial round spreads over the SMs. The copies' sources are pointers
+// stepped a column at a time (aimed anew at each item) and their destinations shared
+// addresses worked out once: about 70 instructions a stage for f32, where working each
+// copy's address out took 156 and kept the issue slots 60 % busy (runs 254-255). Each row's sum runs over the columns
 // in order with fma, as soa_tile's: the same bits. Only whole groups are staged; the
 // batch's last partial group, and arrays off the 16-byte grid (g.staged false), take
 // soa_tile's loads.
@@ -322,26 +326,49 @@ __global__ void __launch_bounds__(1024) vec_soa_staged_kernel(const SoaArgs<T> g
     };
     const Cursor first{w0 / tiles, int(w0 % tiles)};
     if (g.staged) {
-        T *const slots = reinterpret_cast<T *>(smem_raw) + warp * (S * STAGE);
+        static_assert((S & (S - 1)) == 0, "S a power of two");
+        constexpr unsigned SLOT = STAGE * sizeof(T), RUN = E * sizeof(T);  // bytes
+        constexpr int NQ = RT / RPI;                                        // A's runs a lane copies a stage
+        const T *const slots = reinterpret_cast<const T *>(smem_raw) + warp * (S * STAGE);
         const int part = lane % P, rsub = lane / P;
+        // This lane's copies: A's rows rsub + q RPI of the tile, x's run (lanes rsub = 0),
+        // into slot 0 at `dst` (+ the slot's offset), from pointers stepped a column at a
+        // time and aimed anew at each item.
+        const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(slots + rsub * E + part * V));
+        Cursor ci = first;
+        int col_i = 0;
+        unsigned slot_i = 0;
+        const T *ap[NQ], *xp = nullptr;
+        bool okq[NQ];
+        auto aim = [&]() {
+            const int i0 = ci.tile * RT, nr = min(RT, g.rows - i0);
+            const int64_t e0 = ci.grp * E + part * V;
+#pragma unroll
+            for (int q = 0; q < NQ; ++q) {
+                const int i = q * RPI + rsub;
+                okq[q] = i < nr;
+                ap[q] = g.a + e0 + (i0 + (okq[q] ? i : 0)) * g.ar;
+            }
+            xp = g.x + e0;
+        };
+        if (ci.grp < groups) aim();
         // The copies of the next stage into the next slot (none past the warp's last item:
         // an empty group, so that the wait counts stay uniform).
-        Cursor ci = first;
-        int col_i = 0, slot_i = 0;
         auto issue = [&]() {
             if (ci.grp < groups) {
-                T *const dst = slots + slot_i * STAGE + part * V;
-                const int i0 = ci.tile * RT, nr = min(RT, g.rows - i0);
-                const int64_t e0 = ci.grp * E + part * V;
-                const T *const ap = g.a + e0 + i0 * g.ar + col_i * g.ac;
 #pragma unroll
-                for (int q = 0; q < RT / RPI; ++q) {
-                    const int i = q * RPI + rsub;
-                    if (i < nr) cp_async16(dst + i * E, ap + i * g.ar);
+                for (int q = 0; q < NQ; ++q) {
+                    if (okq[q]) cp_async16_to(dst + slot_i + q * RPI * RUN, ap[q]);
+                    ap[q] += g.ac;
                 }
-                if (rsub == 0) cp_async16(dst + RT * E, g.x + e0 + col_i * g.xi);
-                if (++col_i == g.cols) col_i = 0, next(ci);
-                if (++slot_i == S) slot_i = 0;
+                if (rsub == 0) cp_async16_to(dst + slot_i + RT * RUN, xp);
+                xp += g.xi;
+                slot_i = slot_i + SLOT == S * SLOT ? 0 : slot_i + SLOT;
+                if (++col_i == g.cols) {
+                    col_i = 0;
+                    next(ci);
+                    if (ci.grp < groups) aim();
+                }
             }
             cp_commit();
         };
@@ -356,44 +383,41 @@ __global__ void __launch_bounds__(1024) vec_soa_staged_kernel(const SoaArgs<T> g
         };
 #pragma unroll 1
         for (int k = 0; k < S - 1; ++k) issue();
-        Cursor cc = first;
-        int col_c = 0, slot_c = 0;
-        double acc[EW][RT];
+        const T *const mine = slots + lane * EW;
+        int slot_c = 0;
 #pragma unroll 1
-        while (cc.grp < groups) {
-            __syncwarp();  // every lane done with the slot refilled next
-            issue();
-            cp_wait<S - 1>();
-            __syncwarp();  // every lane's copies of this stage landed
-            const T *const st = slots + slot_c * STAGE + lane * EW;
-            if (col_c == 0) {
+        for (Cursor cc = first; cc.grp < groups; next(cc)) {
+            double acc[EW][RT];
+#pragma unroll
+            for (int j = 0; j < EW; ++j)
+#pragma unroll
+                for (int t = 0; t < RT; ++t) acc[j][t] = 0;
+#pragma unroll 1
+            for (int col = 0; col < g.cols; ++col) {
+                __syncwarp();  // every lane done with the slot refilled next
+                issue();
+                cp_wait<S - 1>();
+                __syncwarp();  // every lane's copies of this stage landed
+                const T *const st = mine + slot_c * STAGE;
+                slot_c = (slot_c + 1) & (S - 1);
+                double xl[EW];
+                run_values(st, RT, xl);
+                // (rows past the tile's nr read stale slots; their sums are dropped)
+#pragma unroll
+                for (int t = 0; t < RT; ++t) {
+                    double av[EW];
+                    run_values(st, t, av);
+#pragma unroll
+                    for (int j = 0; j < EW; ++j) acc[j][t] = fma(av[j], xl[j], acc[j][t]);
+                }
+            }
+            const int i0 = cc.tile * RT, nr = min(RT, g.rows - i0);
+            T *const yp = g.y + cc.grp * E + lane * EW + i0 * g.yi;
+#pragma unroll
+            for (int t = 0; t < RT; ++t)
 #pragma unroll
                 for (int j = 0; j < EW; ++j)
-#pragma unroll
-                    for (int t = 0; t < RT; ++t) acc[j][t] = 0;
-            }
-            double xl[EW];
-            run_values(st, RT, xl);
-            // (rows past the tile's nr read stale slots; their sums are dropped)
-#pragma unroll
-            for (int t = 0; t < RT; ++t) {
-                double av[EW];
-                run_values(st, t, av);
-#pragma unroll
-                for (int j = 0; j < EW; ++j) acc[j][t] = fma(av[j], xl[j], acc[j][t]);
-            }
-            if (++col_c == g.cols) {
-                const int i0 = cc.tile * RT, nr = min(RT, g.rows - i0);
-                T *const yp = g.y + cc.grp * E + lane * EW + i0 * g.yi;
-#pragma unroll
-                for (int t = 0; t < RT; ++t)
-#pragma unroll
-                    for (int j = 0; j < EW; ++j)
-                        if (t < nr) store(yp + t * g.yi + j, acc[j][t], g);
-                col_c = 0;
-                next(cc);
-            }
-            if (++slot_c == S) slot_c = 0;
+                    if (t < nr) store(yp + t * g.yi + j, acc[j][t], g);
         }
         cp_wait<0>();
     } else {

@@ -10,13 +10,18 @@ namespace apairs::batched {
 // where the line's other runs are read by neighbouring blocks or teams at about the same
 // time (SoA staging: a run of an entry is 32 to 128 bytes; H100 run 125, gemm f64 SoA 32 x
 // 32 0.446 -> 0.348 ms, 16 x 16 0.341 -> 0.323).
+// cp_async16_to: to a shared-window address (__cvta_generic_to_shared of the
+// destination), for loops that work it out once.
 template <bool L2_LINE = false>
-__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+__device__ __forceinline__ void cp_async16_to(unsigned s, const void *src) {
     if constexpr (L2_LINE)
         asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
     else
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+template <bool L2_LINE = false>
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+    cp_async16_to<L2_LINE>(static_cast<unsigned>(__cvta_generic_to_shared(dst)), src);
 }
 // One entry (4, 8 or 16 bytes) by cp.async, through L1.
 template <class T>
