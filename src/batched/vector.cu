@@ -294,10 +294,10 @@ __global__ void __launch_bounds__(1024) vec_soa_kernel(const SoaParam<T, RT, EW>
 // so that a last partial round spreads over the SMs. The copies' sources are pointers
 // stepped a column at a time (aimed anew at each item) and their destinations shared
 // addresses worked out once: about 70 instructions a stage for f32, where working each
-// copy's address out took 156 and kept the issue slots 60 % busy (runs 254-255). Each row's sum runs over the columns
-// in order with fma, as soa_tile's: the same bits. Only whole groups are staged; the
-// batch's last partial group, and arrays off the 16-byte grid (g.staged false), take
-// soa_tile's loads.
+// copy's address out took 156 and kept the issue slots 60 % busy (runs 254-255). Each
+// row's sum runs over the columns in order with fma, as soa_tile's: the same bits. Only
+// whole groups are staged; the batch's last partial group, and arrays off the 16-byte
+// grid (g.staged false), take soa_tile's loads.
 template <class T, int RT, int S, int EW>
 __global__ void __launch_bounds__(1024) vec_soa_staged_kernel(const SoaArgs<T> g) {
     constexpr int V = Vec<T>::n;         // values a 16-byte piece
@@ -1235,10 +1235,11 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
             k.name = fmt::format("{}_soa_staged<{}, {} rows x {} adjacent elements per thread, one column a stage, {} "
                                  "stages a warp>",
                                  op, tn, z.rt, z.ew, kStagedSlots);
-            k.why = fmt::format("SoA, many elements: one thread per element, each warp staging its {} elements' "
-                                "entries (runs of {} bytes) through shared memory by cp.async ({} of its {} stages in "
-                                "flight while it sums one), {} row sums in registers",
-                                32 * z.ew, 32 * z.ew * int(sizeof(T)), kStagedSlots - 1, kStagedSlots, z.rt * z.ew);
+            k.why = fmt::format("SoA, many elements: thread-per-element ({} adjacent a thread), each warp staging its "
+                                "{} elements' entries (runs of {} bytes) through shared memory by cp.async ({} of its {} "
+                                "stages in flight while it sums one), {} row sums in registers",
+                                z.ew, 32 * z.ew, 32 * z.ew * int(sizeof(T)), kStagedSlots - 1, kStagedSlots,
+                                z.rt * z.ew);
             return k;
         }
         while (groups * 32 * w < fill && w < 32 && w < tiles) w *= 2;
