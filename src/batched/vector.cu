@@ -1222,9 +1222,8 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
         // Many elements of 3 rows or more (tiles of 4 or 8 rows), their items (groups of
         // 32 EW elements x row tiles) at least half a fill of warps: the staged kernel, its
         // grid sized by the items (a warp an item at a time).
-        if (const Staged z = staged_shape<T>(rt);
-            rt >= 4 && o.batch / (32 * z.ew) * ((o.rows + z.rt - 1) / z.rt) * 32 * 2 >= fill) {
-            const int64_t zt = (o.rows + z.rt - 1) / z.rt;
+        const Staged z = staged_shape<T>(rt);
+        if (const int64_t zt = (o.rows + z.rt - 1) / z.rt; rt >= 4 && o.batch / (32 * z.ew) * zt * 32 * 2 >= fill) {
             k.fn = soa_staged_kernel<T>(z);
             k.model = Model::ThreadPerElement;
             k.group = 1;

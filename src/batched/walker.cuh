@@ -9,9 +9,8 @@ namespace apairs::batched {
 // 16 bytes by cp.async, bypassing L1. L2_LINE: ask L2 for the source's whole 128-byte line,
 // where the line's other runs are read by neighbouring blocks or teams at about the same
 // time (SoA staging: a run of an entry is 32 to 128 bytes; H100 run 125, gemm f64 SoA 32 x
-// 32 0.446 -> 0.348 ms, 16 x 16 0.341 -> 0.323).
-// cp_async16_to: to a shared-window address (__cvta_generic_to_shared of the
-// destination), for loops that work it out once.
+// 32 0.446 -> 0.348 ms, 16 x 16 0.341 -> 0.323). cp_async16_to takes the destination as a
+// shared-window address (__cvta_generic_to_shared of it), for loops that work it out once.
 template <bool L2_LINE = false>
 __device__ __forceinline__ void cp_async16_to(unsigned s, const void *src) {
     if constexpr (L2_LINE)
