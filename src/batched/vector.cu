@@ -692,24 +692,26 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     static_assert(!SHARED || RC == 1, "the bulk kernel's stages: rows of whole chunks");
     const int lane = threadIdx.x & 31, lg_gl = g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
     const int per_u = 32 >> lg_gl;  // slots of one u in a warp
-    const int64_t smask = (int64_t(1) << g.lg_slots) - 1, slots = g.batch << g.lg_slots;
-    const int64_t warp = SHARED ? int64_t(threadIdx.x >> 5) : (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-    const int64_t step = (SHARED ? int64_t(blockDim.x >> 5) : (int64_t(gridDim.x) * blockDim.x) >> 5) * per_u * U;
-    for (int64_t b0 = warp * per_u * U; b0 < slots; b0 += step) {
+    // I: the index type (SHARED: a stage's slots and offsets, 32-bit).
+    using I = std::conditional_t<SHARED, int, int64_t>;
+    const I smask = (I(1) << g.lg_slots) - 1, slots = I(g.batch) << g.lg_slots;
+    const I warp = SHARED ? I(threadIdx.x >> 5) : (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    const I step = (SHARED ? I(blockDim.x >> 5) : (int64_t(gridDim.x) * blockDim.x) >> 5) * per_u * U;
+    for (I b0 = warp * per_u * U; b0 < slots; b0 += step) {
         // Slot u of this lane: element e, rows i .. i + RC - 1 (recomputed for the stores,
         // which keeps registers for the loads).
-        auto slot = [&](int u, int64_t &e, int &i) {
-            const int64_t s = b0 + u * per_u + (lane >> lg_gl);
+        auto slot = [&](int u, I &e, int &i) {
+            const I s = b0 + u * per_u + (lane >> lg_gl);
             e = s >> g.lg_slots;
             i = int(s & smask) * RC;
             return e < g.batch && i < g.rows;
         };
         if constexpr (RC == 1 && (TAIL || !VEC)) {
             // The slow path (U = 1): a chunk at a time, its loads consumed at once.
-            int64_t e;
+            I e;
             int i;
             const bool ok = slot(0, e, i);
-            const T *const ap = g.a + e * g.ae + int64_t(i) * g.ar, *const xp = g.x + e * g.xe;
+            const T *const ap = g.a + e * I(g.ae) + I(i) * I(g.ar), *const xp = g.x + e * I(g.xe);
             double part = 0;
 #pragma unroll 1
             for (int k = 0; k < K; ++k) {
@@ -721,15 +723,15 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                 for (int c = 0; c < V; ++c) part = fma(double(av[c]), double(xv[c]), part);
             }
             for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-            if (gl == 0 && ok) store_ab(g.y + e * g.ye + int64_t(i) * g.yi, part, g.alpha, g.beta);
+            if (gl == 0 && ok) store_ab(g.y + e * I(g.ye) + I(i) * I(g.yi), part, g.alpha, g.beta);
         } else {
             T av[U][K][V], xv[U][K][V];
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                int64_t e;
+                I e;
                 int i;
                 const bool ok = slot(u, e, i);
-                const T *const ap = g.a + e * g.ae + int64_t(i) * g.ar, *const xp = g.x + e * g.xe;
+                const T *const ap = g.a + e * I(g.ae) + I(i) * I(g.ar), *const xp = g.x + e * I(g.xe);
                 if constexpr (RC == 1) {
 #pragma unroll
                     for (int k = 0; k < K; ++k) {
@@ -779,20 +781,20 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     for (; off > 0; off >>= 1) part[0] += __shfl_xor_sync(0xffffffffu, part[0], off);
                     constexpr int lg_u = U == 4 ? 2 : 1;
                     const int lg_low = lg_gl - lg_u;
-                    int64_t e;
+                    I e;
                     int i;
                     const bool ok = slot((gl >> lg_low) & (U - 1), e, i);
                     if ((gl & ((1 << lg_low) - 1)) == 0 && ok)
-                        store_ab(g.y + e * g.ye + int64_t(i) * g.yi, part[0], g.alpha, g.beta);
+                        store_ab(g.y + e * I(g.ye) + I(i) * I(g.yi), part[0], g.alpha, g.beta);
                     continue;
                 }
             }
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                int64_t e;
+                I e;
                 int i;
                 const bool ok = slot(u, e, i);
-                T *const yp = g.y + e * g.ye + int64_t(i) * g.yi;
+                T *const yp = g.y + e * I(g.ye) + I(i) * I(g.yi);
                 if constexpr (RC == 1) {
                     double part = 0;
 #pragma unroll
@@ -858,6 +860,8 @@ __global__ void __launch_bounds__(256, 4) vec_flat_kernel(const FlatArgs<T> g) {
 // same bits. Arrays off the 16-byte grid (known only at launch) fill the same stages by
 // plain loads, one stage at a time.
 
+constexpr int kBulkThreads = 256;  // a block
+
 template <class T>
 struct BulkArgs {
     FlatArgs<T> f;               // the batch (whole chunks on the grid: f.vec, f.tail unused)
@@ -867,7 +871,7 @@ struct BulkArgs {
 };
 
 template <class T, int K>
-__global__ void __launch_bounds__(256) vec_bulk_kernel(const BulkArgs<T> g) {
+__global__ void __launch_bounds__(kBulkThreads) vec_bulk_kernel(const BulkArgs<T> g) {
     constexpr int U = 4 / K;
     const FlatArgs<T> &f = g.f;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -1150,6 +1154,11 @@ BulkShape bulk_shape(const Op &o, const FlatShape &f) {
     const int64_t eb = (o.ae + o.xe) * es;
     if (eb > kBulkElement) return b;
     b.e = int(std::max<int64_t>(1, kBulkStage / eb));
+    // Whole rounds of the block's warps: a round takes kBulkThreads / 32 warps' slots at
+    // once ((32 / GL) U each), 2^lg_slots of them an element; a stage of a partial last
+    // round would keep the block's barrier waiting for the warps of the one before it.
+    if (const int64_t per = (int64_t(kBulkThreads / 32) * (32 / f.gl) * f.u) >> f.lg_slots; per > 1)
+        b.e = int(std::max<int64_t>(per, b.e / per * per));
     b.x_offset = int(b.e * o.ae * es);
     b.stage_bytes = int(b.e * eb);
     return b;
@@ -1186,7 +1195,7 @@ KernelSpec bulk_spec(const Op &o, const FlatShape &f, const BulkShape &b, const 
     const char *tn = sizeof(T) == 8 ? "f64" : "f32";
     KernelSpec k;
     k.fn = bulk_kernel<T>(f);
-    k.unit_threads = 256;
+    k.unit_threads = kBulkThreads;
     k.unit_elements = b.e;
     k.block_shared = int64_t(kBulkStages) * (b.stage_bytes + int64_t(sizeof(uint64_t)));
     k.group = f.gl << f.lg_slots;
