@@ -14,9 +14,8 @@
 //     out in memory order. Only __syncwarp, no block barriers; square 2, 4, 8, 16 are
 //     compiled with their sizes, any other shape runs the same code with run-time sizes
 //     under a compile-time bound.
-//   SoA direct (f64 8 x 8 x 8): 2 threads of a warp per element, 4 rows of C each in
-//     registers, A and B loaded straight from global memory (a warp's load: 16
-//     consecutive elements of one entry, a whole line), no shared memory.
+//   SoA lane (square 8 x 8 x 8 and 16 x 16 x 16): a lane an element, 32 consecutive
+//     elements a unit of warps that split C: see "SoA lane kernel" below.
 //   pipelined tiles (any other C up to 64 x 64): see "Pipelined tile kernels" below.
 //   block-per-element (C above 64 x 64): a sub-block of S threads per element (each an
 //     TM x TN register tile); A and B are staged KS = 16 dimensions at a time; for SoA
@@ -313,61 +312,6 @@ __global__ void __launch_bounds__(512) gemm_warp_kernel(const Args<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// SoA direct kernel (square N x N x N; used for f64 N = 8, G = 2): G threads of a warp per element, no
-// shared memory. Thread r of an element owns rows r + G a (a < N / G) of C, its sums in
-// registers; for each l it loads row l of B and column l of its rows of A straight from
-// global memory. SoA puts entry (x, y) of consecutive elements side by side, so a warp's
-// load covers 32 / G consecutive elements of one entry (the G threads of an element
-// read the same address: one request), whole sectors, and every byte is read once.
-
-template <int N, int G>
-struct DirectShape {
-    static constexpr int EW = 32 / G, R = N / G;  // elements a warp, rows a thread
-    static_assert(32 % G == 0 && N % G == 0, "group shape");
-};
-
-template <class T, int N, int G>
-__global__ void __launch_bounds__(256) gemm_soa_direct_kernel(const Args<T> g) {
-    using D = DirectShape<N, G>;
-    constexpr int R = D::R;
-    const int lane = threadIdx.x & 31, q = lane / G, r = lane % G;
-    const int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-    const int64_t nwarps = int64_t(gridDim.x) * (blockDim.x / 32);
-    // Logical (x, y) of an operand: fast-grid entry (x, y), or (y, x) when swapped.
-    auto at = [](const Opnd<T> &o, int x, int y) { return (o.swap ? int64_t(y) * o.ld + x : int64_t(x) * o.ld + y) * o.stride; };
-    const bool read_c = g.beta != T(0);
-    for (int64_t e = warp * D::EW + q; e - q < g.batch; e += nwarps * D::EW) {
-        if (e >= g.batch) continue;
-        const T *const a = g.a.p + e, *const b = g.b.p + e;
-        T acc[R][N];
-#pragma unroll
-        for (int i = 0; i < R; ++i)
-#pragma unroll
-            for (int j = 0; j < N; ++j) acc[i][j] = T(0);
-#pragma unroll 2
-        for (int l = 0; l < N; ++l) {
-            T bv[N], av[R];
-#pragma unroll
-            for (int j = 0; j < N; ++j) bv[j] = load_ro(b + at(g.b, l, j));
-#pragma unroll
-            for (int i = 0; i < R; ++i) av[i] = load_ro(a + at(g.a, r + G * i, l));
-#pragma unroll
-            for (int i = 0; i < R; ++i)
-#pragma unroll
-                for (int j = 0; j < N; ++j) acc[i][j] = fma(av[i], bv[j], acc[i][j]);
-        }
-#pragma unroll
-        for (int i = 0; i < R; ++i)
-#pragma unroll
-            for (int j = 0; j < N; ++j) {
-                T *const dst = g.c + (int64_t(r + G * i) * g.ldc + j) * g.sc + e;
-                T v = g.alpha * acc[i][j];
-                if (read_c) v += g.beta * *dst;
-                *dst = v;
-            }
-    }
-}
-
 // ---------------------------------------------------------------------------------
 // Block-per-element kernel
 
@@ -1205,18 +1149,19 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
 }
 
 // ---------------------------------------------------------------------------------
-// SoA lane kernel (square N x N x N; used for N = 16): a unit is 32 consecutive
-// elements, one a lane, and W warps (8 or 16) laid WR x WC over C: warp w owns rows
-// RM (w / WC).. and columns RN (w % WC).. of the 32 elements' C (4 x 8 sums a thread at
-// W = 8, 4 x 4 at W = 16). A and B are staged KS dimensions at a time by cp.async,
-// STAGES slices in flight across the unit's groups of elements, into shared memory in
-// the global interleaving ([entry][32 elements]): an entry's run of the group is 256
-// bytes in f64 (128 in f32), copied in whole 16-byte pieces (an entry at a time where
-// the pieces do not line up, or past the batch), and a warp's operand load is its 32
-// lanes' own values of one entry: two wavefronts (f64) without conflicts, one per fma
-// instruction at 4 x 4 sums, where the pipelined tiles' 16-byte loads took two. C goes
-// out straight from the sums, a warp's store the whole run of one entry. Each entry of C
-// is summed as the host engine does (fma over l = 0..k-1 in order, then alpha, beta).
+// SoA lane kernel (square N x N x N; used for N = 8 and 16): a unit is 32 consecutive
+// elements, one a lane, and W warps (8 or 16) laid WR x WC over C: warp w owns rows RM
+// (w / WC).. and columns RN (w % WC).. of the 32 elements' C (N = 16: 4 x 8 sums a
+// thread at W = 8, 4 x 4 at W = 16; N = 8, W = 8: 2 x 4). A and B are staged KS
+// dimensions at a time by cp.async, STAGES slices in flight across the unit's groups of
+// elements, into shared memory in the global interleaving ([entry][32 elements]): an
+// entry's run of the group is 256 bytes in f64 (128 in f32), copied in whole 16-byte
+// pieces (an entry at a time where the pieces do not line up, or past the batch), and a
+// warp's operand load is its 32 lanes' own values of one entry: two wavefronts (f64)
+// without conflicts, one per fma instruction at 4 x 4 sums, where the pipelined tiles'
+// 16-byte loads took two. C goes out straight from the sums, a warp's store the whole
+// run of one entry. Each entry of C is summed as the host engine does (fma over l =
+// 0..k-1 in order, then alpha, beta).
 template <class T, int N, int KS, int STAGES, int W>
 struct LaneShape {
     static constexpr int NW = W, S = W * 32;                 // warps and threads a unit
@@ -1361,19 +1306,6 @@ KernelSpec warp_kernel(Model model) {
     k.unit_threads = 32;
     k.unit_elements = W::EW;
     k.unit_shared = int64_t(W::REGION) * int64_t(sizeof(T));
-    return k;
-}
-
-template <class T, int N, int G>
-KernelSpec soa_direct_kernel() {
-    KernelSpec k;
-    k.model = Model::WarpGroup;
-    k.fn = reinterpret_cast<const void *>(&gemm_soa_direct_kernel<T, N, G>);
-    k.name = fmt::format("gemm_soa_direct<{}, G={}, {}x{}x{}>", sizeof(T) == 8 ? "f64" : "f32", G, N, N, N);
-    k.group = G;
-    k.unit_threads = 32;
-    k.unit_elements = DirectShape<N, G>::EW;
-    k.unit_shared = 0;
     return k;
 }
 
@@ -1548,7 +1480,7 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     // 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63 against 0.71; H200
     // run 210, f64 16x16 in groups of 16: 0.237 against 0.258). Not for SoA: a warp's 8
     // or 2 elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8 0.40
-    // against the direct kernel's 0.24, 16x16 1.6 against the lane kernel's 0.23).
+    // against the direct kernel's 0.24 of then, 16x16 1.6 against the lane kernel's 0.23).
     if (aos && big <= 8) {
         kn = square && m == 8 ? warp_kernel<T, 4, 8, 8, 8, true>(Model::WarpGroup)
                               : warp_kernel<T, 4, 8, 8, 8, false>(Model::WarpGroup);
@@ -1566,26 +1498,23 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
                              m, n, k, G, 32 / G);
         return kn;
     }
-    // SoA f64 square 8: the direct kernel, operands straight from global memory (H100,
-    // tools/gpu-notes.md run 66: 0.313 ms against the pipelined tiles' 0.343; slower for
-    // f32 8 x 8, 0.417 against 0.344, and for 16 x 16 at any G, 0.67 against 0.39).
-    if constexpr (D) {
-        if (pb.c.soa && pb.a.soa && pb.b.soa && square && m == 8) {
-            kn = soa_direct_kernel<T, 8, 2>();
-            kn.why = fmt::format("SoA elements of 8x8x8: {} threads of a warp per element ({} per warp), each {} rows "
-                                 "of C in registers, A and B read straight from global memory (a warp's load covers "
-                                 "{} consecutive elements of one entry: a whole line), no shared memory",
-                                 kn.group, kn.unit_elements, 8 / kn.group, kn.unit_elements);
-            return kn;
-        }
-    }
-    // SoA 16 x 16 x 16: the lane kernel (H100, tools/gpu-notes.md runs 174-176, against the
-    // pipelined tiles in the same calls: f64 0.325-0.334 -> 0.288-0.294 ms, 82 -> 92-94 % of
-    // the bound, in 16 warps of 4 x 4 sums; f32 0.329-0.330 -> 0.289-0.293, in 8 warps of
-    // 4 x 8, which f64 spills at 128 registers: 0.319-0.324).
-    if (pb.c.soa && pb.a.soa && pb.b.soa && square && m == 16) {
-        if constexpr (D) return soa_lane_kernel<T, 16, 2, 4, 16>();
-        else return soa_lane_kernel<T, 16, 2, 4, 8>();
+    // SoA 8 x 8 x 8 and 16 x 16 x 16: the lane kernel. H200 runs 260-261, against the
+    // kernels these shapes took before, in the same calls: f64 8 x 8 in 8 warps of 2 x 4
+    // sums, slices of 2 over four stages, 0.240-0.249 -> 0.204-0.208 ms (77-79 -> 92-93 %
+    // of the bound; the direct kernel of two threads an element, operands straight from
+    // global memory, since removed); f32 8 x 8 in 8 warps of 2 x 4, slices of 4 over four
+    // stages, 0.260-0.267 -> 0.224-0.228 (the pipelined tiles; 72-73 -> 84-85 %); f64 16 x
+    // 16 in 16 warps of 4 x 4, slices of 4 over four stages, 0.232-0.235 -> 0.214-0.218
+    // (81-82 -> 88-90 %; slices of 2: H100 runs 174-176 had taken it from the pipelined
+    // tiles' 82 % to 92-94 % there). Other picks measured slower: f64 8 x 8 in 4 warps of 4
+    // x 4 (0.217-0.220) or slices of 4 over three stages (0.215-0.218); f32 8 x 8 in 4 warps
+    // (0.234-0.243); f64 16 x 16 over six or three stages of 2 (0.231-0.250). f32 16 x 16
+    // stays in 8 warps of 4 x 8, slices of 2 (H100: the tiles' 0.329 -> 0.289-0.293 ms).
+    if (pb.c.soa && pb.a.soa && pb.b.soa && square && (m == 8 || m == 16)) {
+        if constexpr (D)
+            return m == 8 ? soa_lane_kernel<T, 8, 2, 4, 8>() : soa_lane_kernel<T, 16, 4, 4, 16>();
+        else
+            return m == 8 ? soa_lane_kernel<T, 8, 4, 4, 8>() : soa_lane_kernel<T, 16, 2, 4, 8>();
     }
     // (The pipelined kernels count their pairs of element group and C tile in int.)
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {

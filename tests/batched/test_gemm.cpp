@@ -253,6 +253,13 @@ std::vector<Case> all_cases() {
     // with B transposed, beta = 0.
     cs.push_back(Case{16, 16, 16, 20011, true, false, true, false, 0, 0, -0.75, 0.5});
     cs.push_back(Case{16, 16, 16, 8452, false, true, true, true, 0, 0, 1.0, 0.0});
+    // SoA 8 x 8 x 8 (the CUDA lane kernel too, 8 warps a unit): more groups than
+    // an H200's resident units take in one round (264 x 32), the last group partial, an odd
+    // stride, A transposed, C column-major, beta read; on the 16-byte grid with B
+    // transposed, beta = 0; and one partial group alone.
+    cs.push_back(Case{8, 8, 8, 20011, true, false, true, false, 0, 0, -0.75, 0.5});
+    cs.push_back(Case{8, 8, 8, 8452, false, true, true, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{8, 8, 8, 5, true, true, true, true, 1, 2, 1.0, 1.0});
     // SoA 32 x 32 x 32 (the CUDA pipelined tiles, units of 4 f64 / 8 f32 elements): more
     // groups than an H100's resident blocks take in one round (396 blocks), the last group
     // partial (5003: 3 past whole groups), an odd stride (copies an entry at a time), A
