@@ -1459,7 +1459,7 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
 int64_t few_elements(int sm_count) { return int64_t(sm_count) * 64; }
 
 template <class T>
-KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
+KernelSpec select_kernel(const GemmProblem &pb, int sm_count, int64_t max_shared) {
     constexpr bool D = sizeof(T) == 8;
     const int64_t m = pb.m, n = pb.n, k = pb.k, big = std::max({m, n, k});
     const bool square = m == n && n == k, aos = !pb.c.soa;
@@ -1506,15 +1506,21 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     // stages, 0.260-0.267 -> 0.224-0.228 (the pipelined tiles; 72-73 -> 84-85 %); f64 16 x
     // 16 in 16 warps of 4 x 4, slices of 4 over four stages, 0.232-0.235 -> 0.214-0.218
     // (81-82 -> 88-90 %; slices of 2: H100 runs 174-176 had taken it from the pipelined
-    // tiles' 82 % to 92-94 % there). Other picks measured slower: f64 8 x 8 in 4 warps of 4
-    // x 4 (0.217-0.220) or slices of 4 over three stages (0.215-0.218); f32 8 x 8 in 4 warps
-    // (0.234-0.243); f64 16 x 16 over six or three stages of 2 (0.231-0.250). f32 16 x 16
-    // stays in 8 warps of 4 x 8, slices of 2 (H100: the tiles' 0.329 -> 0.289-0.293 ms).
+    // tiles' 82 % to 92-94 % there); f32 16 x 16 in 8 warps of 4 x 8, slices of 4 over
+    // three stages, 0.243-0.244 -> 0.216-0.217 (run 263: 79 -> 89 %; slices of 2 over four
+    // stages before). Other picks measured slower: f64 8 x 8 in 4 warps of 4 x 4
+    // (0.217-0.220) or slices of 4 over three stages (0.215-0.218); f32 8 x 8 in 4 warps
+    // (0.234-0.243); f64 16 x 16 over six or three stages of 2 (0.231-0.250); f32 16 x 16
+    // over four stages of 4 (0.221-0.229) or in 16 warps (0.244-0.247).
     if (pb.c.soa && pb.a.soa && pb.b.soa && square && (m == 8 || m == 16)) {
-        if constexpr (D)
-            return m == 8 ? soa_lane_kernel<T, 8, 2, 4, 8>() : soa_lane_kernel<T, 16, 4, 4, 16>();
-        else
-            return m == 8 ? soa_lane_kernel<T, 8, 4, 4, 8>() : soa_lane_kernel<T, 16, 2, 4, 8>();
+        if constexpr (D) {
+            if (m == 8) return soa_lane_kernel<T, 8, 2, 4, 8>();
+            // (slices of 4 take 128 KiB of shared memory a unit: devices of less a block,
+            // sm_86 and sm_89 among them, take the slices of 2 of 64 KiB)
+            const KernelSpec k4 = soa_lane_kernel<T, 16, 4, 4, 16>();
+            return k4.unit_shared <= max_shared ? k4 : soa_lane_kernel<T, 16, 2, 4, 16>();
+        } else
+            return m == 8 ? soa_lane_kernel<T, 8, 4, 4, 8>() : soa_lane_kernel<T, 16, 4, 3, 8>();
     }
     // (The pipelined kernels count their pairs of element group and C tile in int.)
     if (mn <= 64 && pb.batch < (int64_t(1) << 30)) {
@@ -1537,8 +1543,9 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count) {
     return kn;
 }
 
-KernelSpec kernel_for(const GemmProblem &pb, int sm_count) {
-    return pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(pb, sm_count) : select_kernel<float>(pb, sm_count);
+KernelSpec kernel_for(const GemmProblem &pb, const DeviceLimits &lim) {
+    return pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(pb, lim.sm_count, lim.max_shared_per_block)
+                                        : select_kernel<float>(pb, lim.sm_count, lim.max_shared_per_block);
 }
 
 // SoA block-per-element: this many consecutive elements per block fill a 32-byte sector;
@@ -1614,7 +1621,7 @@ CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_ta
     // element's sub-block; for SoA block-per-element, as many consecutive elements'
     // sub-blocks as fill a 32-byte sector when that can launch, else half as many, ...
     require_device(device);
-    const KernelSpec kn = kernel_for(pb, device_limits(device).sm_count);
+    const KernelSpec kn = kernel_for(pb, device_limits(device));
     const std::string what = fmt::format("batched gemm {}x{}x{}", pb.m, pb.n, pb.k);
     CudaConfig c = plan_kernel(kn, pb.batch, device, occupancy_target, soa_min_units(pb, kn), what);
     // AoS sub-blocks (an element a unit): the units of a block meet at the block's barrier

@@ -692,7 +692,8 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     static_assert(!SHARED || RC == 1, "the bulk kernel's stages: rows of whole chunks");
     const int lane = threadIdx.x & 31, lg_gl = g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
     const int per_u = 32 >> lg_gl;  // slots of one u in a warp
-    // I: the index type (SHARED: a stage's slots and offsets, 32-bit).
+    // I: the index type of slots and of A's and x's offsets (SHARED: a stage's, 32-bit; y
+    // stays in global memory, its offsets 64-bit).
     using I = std::conditional_t<SHARED, int, int64_t>;
     const I smask = (I(1) << g.lg_slots) - 1, slots = I(g.batch) << g.lg_slots;
     const I warp = SHARED ? I(threadIdx.x >> 5) : (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
@@ -723,7 +724,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                 for (int c = 0; c < V; ++c) part = fma(double(av[c]), double(xv[c]), part);
             }
             for (int off = (1 << lg_gl) >> 1; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-            if (gl == 0 && ok) store_ab(g.y + e * I(g.ye) + I(i) * I(g.yi), part, g.alpha, g.beta);
+            if (gl == 0 && ok) store_ab(g.y + int64_t(e) * g.ye + int64_t(i) * g.yi, part, g.alpha, g.beta);
         } else {
             T av[U][K][V], xv[U][K][V];
 #pragma unroll
@@ -785,7 +786,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     int i;
                     const bool ok = slot((gl >> lg_low) & (U - 1), e, i);
                     if ((gl & ((1 << lg_low) - 1)) == 0 && ok)
-                        store_ab(g.y + e * I(g.ye) + I(i) * I(g.yi), part[0], g.alpha, g.beta);
+                        store_ab(g.y + int64_t(e) * g.ye + int64_t(i) * g.yi, part[0], g.alpha, g.beta);
                     continue;
                 }
             }
@@ -794,7 +795,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                 I e;
                 int i;
                 const bool ok = slot(u, e, i);
-                T *const yp = g.y + e * I(g.ye) + I(i) * I(g.yi);
+                T *const yp = g.y + int64_t(e) * g.ye + int64_t(i) * g.yi;
                 if constexpr (RC == 1) {
                     double part = 0;
 #pragma unroll
@@ -1136,10 +1137,12 @@ KernelSpec flat_spec(const Op &o, const FlatShape &f, const char *op) {
 // not apply): rows of at least two whole 16-byte chunks (cols a multiple of V; rows of
 // one chunk measured 0-8 % slower than the flat kernel, H200 runs 241-242), x's stride on
 // the grid, A's and x's elements packed within an eighth (the copies move their gaps
-// too), an element's A and x within kBulkElement. E elements a stage of about kBulkStage
-// bytes, two stages a block: three blocks of 256 threads an SM on sm_90's 227 KB (two
-// for elements past 36 KB; stages of 8 and 16 KB, four to eight a block, measured
-// slower: the block's barrier and wake-up a stage; run 241).
+// too), an element's A and x within kBulkElement. E elements a stage: as many as fit
+// kBulkStage bytes, then in whole rounds of the block's warps (below; 16 to 36 KB), two
+// stages a block: three or four blocks of 256 threads an SM on sm_90's 227 KB (two for
+// elements past 36 KB; stages of 8 and 16 KB, four to eight a block, measured slower: the
+// block's barrier and wake-up a stage, run 241; three stages of 24 or 32 KB and four of
+// 16 KB too, run 258).
 constexpr int64_t kBulkStage = 32 << 10, kBulkElement = 48 << 10;
 constexpr int kBulkStages = 2;
 struct BulkShape {
@@ -1157,6 +1160,10 @@ BulkShape bulk_shape(const Op &o, const FlatShape &f) {
     // Whole rounds of the block's warps: a round takes kBulkThreads / 32 warps' slots at
     // once ((32 / GL) U each), 2^lg_slots of them an element; a stage of a partial last
     // round would keep the block's barrier waiting for the warps of the one before it.
+    // E goes down to a multiple of the round, or up to one round where a round is more
+    // than kBulkStage (at most about 36 KB: a round's 16 KB of A's chunks, as much of x
+    // for dot, their padding within an eighth). H200 runs 258-259: float gemv n = 8 (113
+    // -> 64 elements) 0.100 -> 0.093-0.097 ms.
     if (const int64_t per = (int64_t(kBulkThreads / 32) * (32 / f.gl) * f.u) >> f.lg_slots; per > 1)
         b.e = int(std::max<int64_t>(per, b.e / per * per));
     b.x_offset = int(b.e * o.ae * es);

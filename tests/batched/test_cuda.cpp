@@ -289,8 +289,8 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     check_gemv<float>(ctx, rng, {4, 4, 4, 16, 400009, false, 0.5}, 0, "gemv_flat<");
     check_gemv<double>(ctx, rng, {8, 8, 8, 80, 80021, false, 0.5}, 0, "gemv_flat<");
     // Host arrays staged in chunks of 1600 elements (3 MiB over three chunks of 648 bytes
-    // an element, in runs of 32): 29 stages of 56 a chunk, so most blocks of the plan's
-    // grid get no stage of a chunk and some one.
+    // an element, in runs of 32): 50 stages of 32 a chunk (the last chunk's 21 elements one
+    // partial stage), so most blocks of the plan's grid get no stage of a chunk and some one.
     api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
     check_gemv<double>(su.small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
 }

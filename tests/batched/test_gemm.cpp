@@ -156,7 +156,7 @@ std::vector<Case> all_cases() {
     // several slices with a partial last one, transposes (entry-wise staging), beta = 0
     // and not.
     cs.push_back(Case{8, 8, 8, 3001, false, false, false, true, 0, 0, 1.0, 0.0});
-    cs.push_back(Case{8, 8, 8, 3001, false, false, true, true, 0, 3, 1.0, 0.5});
+    cs.push_back(Case{8, 8, 16, 3001, false, false, true, true, 0, 3, 1.0, 0.5});
     cs.push_back(Case{16, 16, 16, 2003, false, false, false, false, 0, 0, -0.75, 1.0});
     cs.push_back(Case{16, 16, 16, 2003, false, false, true, true, 0, 1, 1.0, 0.0});
     cs.push_back(Case{32, 32, 32, 501, false, false, false, true, 0, 0, 1.0, 0.0});
@@ -210,8 +210,9 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{64, 64, 33, 7, false, false, false, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{63, 63, 32, 5, true, true, false, true, 0, 2, 0.5, -1.0});
     cs.push_back(Case{31, 29, 64, 37, true, false, false, false, 1, 2, 0.5, -1.0});
-    // SoA C up to 8 x 8: a batch ending inside a unit of a later block.
-    cs.push_back(Case{8, 8, 8, 1061, false, false, true, true, 0, 0, 1.0, 0.5});
+    // SoA C up to 8 x 8 on the pipelined tiles (square 8 x 8 x 8 takes the lane kernel): a
+    // batch ending inside a unit of a later block.
+    cs.push_back(Case{8, 8, 24, 1061, false, false, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{7, 8, 6, 139, true, true, true, false, 1, 2, -0.75, 0.0});
     // AoS k in several slices with rows padded to 16 bytes (ld past the row); C of 17..32
     // with 16 < k < 32 (slices of 16, the second partial), both operands transposed,
@@ -233,7 +234,7 @@ std::vector<Case> all_cases() {
     // for f64), ending inside a group (its last stages walked): 16 x 16 with both
     // operands transposed and with C column-major (swapped operands), C through shared
     // memory whole pieces at a time, beta read; k in one slice over more groups than
-    // blocks (a pair finishing every iteration); f32 8 x 8; 64 x 64 (one tile, a unit of
+    // blocks (a pair finishing every iteration); 8 x 8 x 16; 64 x 64 (one tile, a unit of
     // 512 threads): few groups, and twice as many groups as H100's 132 blocks or more (a
     // block going on from a whole group to the next), ending inside a group (1062: f64,
     // two elements past 265 whole groups of 4, f32 off the grid, walked; 2116: f32, four
@@ -241,7 +242,7 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{16, 16, 16, 1028, true, true, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{16, 16, 16, 2052, false, false, true, false, 0, 0, -0.75, 0.0});
     cs.push_back(Case{16, 16, 8, 8196, false, false, true, true, 0, 0, 1.0, 0.0});
-    cs.push_back(Case{8, 8, 8, 3004, false, false, true, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{8, 8, 16, 3004, false, false, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{64, 64, 16, 44, false, true, true, true, 0, 0, 1.0, 1.0});
     cs.push_back(Case{64, 64, 8, 1062, false, true, true, false, 0, 0, -0.75, 0.5});
     cs.push_back(Case{64, 64, 8, 2116, true, false, true, true, 0, 0, 1.0, 0.0});
@@ -253,10 +254,10 @@ std::vector<Case> all_cases() {
     // with B transposed, beta = 0.
     cs.push_back(Case{16, 16, 16, 20011, true, false, true, false, 0, 0, -0.75, 0.5});
     cs.push_back(Case{16, 16, 16, 8452, false, true, true, true, 0, 0, 1.0, 0.0});
-    // SoA 8 x 8 x 8 (the CUDA lane kernel too, 8 warps a unit): more groups than
-    // an H200's resident units take in one round (264 x 32), the last group partial, an odd
-    // stride, A transposed, C column-major, beta read; on the 16-byte grid with B
-    // transposed, beta = 0; and one partial group alone.
+    // SoA 8 x 8 x 8 (the CUDA lane kernel, 8 warps a unit): more groups than an H200's
+    // resident units take in one round (264 x 32 f64, 396 x 32 f32), the last group
+    // partial, an odd stride, A transposed, C column-major, beta read; on the 16-byte grid
+    // with B transposed, beta = 0; and one partial group alone.
     cs.push_back(Case{8, 8, 8, 20011, true, false, true, false, 0, 0, -0.75, 0.5});
     cs.push_back(Case{8, 8, 8, 8452, false, true, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{8, 8, 8, 5, true, true, true, true, 1, 2, 1.0, 1.0});

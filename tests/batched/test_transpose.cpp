@@ -135,8 +135,8 @@ TEMPLATE_TEST_CASE("batched transpose moves every value bit for bit and nothing 
         check_transpose<TestType>(ctx.h, 13, 200003, 1, 3, to_soa, rng);
     }
     // The CUDA engine's 32 x 32 tiles (more than 16 entries) in more tiles than the device
-    // holds at once: each unit's rounds run through its stages of tiles in flight several
-    // times, the last tiles partial both ways, packed and padded.
+    // holds at once (each unit several rounds of its grid stride), the last tiles partial
+    // both ways, packed and padded.
     for (bool to_soa : {true, false}) {
         check_transpose<TestType>(ctx.h, 256, 20011, 0, 0, to_soa, rng);
         check_transpose<TestType>(ctx.h, 40, 100003, 3, 1, to_soa, rng);
