@@ -2,8 +2,8 @@
 //
 // Ha et al. (2013)'s execution models, chosen by the element's size and the batch count:
 //
-//   thread-per-element (max(m, n, k) <= 4) and warp-group (AoS up to 8, and up to 16
-//     on enough elements): one kernel. Each warp
+//   thread-per-element (max(m, n, k) <= 4) and warp-group (AoS up to 8, and f32 up to
+//     16 on enough elements): one kernel. Each warp
 //     owns EW = 32 / G elements at a time (G threads per element, G = 1 for
 //     thread-per-element) and moves them through its own slice of shared memory:
 //     the warp copies A and B of its EW elements in by cp.async in memory order (whole
@@ -30,15 +30,18 @@
 //
 // Accuracy: every entry is summed in the element type, its k products in order
 // l = 0..k-1 with fma, then alpha * sum (+ beta * C), as the host engine does; except
-// the f64 AoS tiles of 32 x 32 with k >= 32 and of 64 x 64 with k > 16 (mma_slice):
-// there the tensor cores' f64 mma adds the products four at a time in an order of its
-// own, which keeps apairs.h's (k + 2) u bound (it holds for any order) but not the
-// host's last bits.
+// the f64 AoS tiles of 32 x 32 with k >= 32 and of 64 x 64 with k > 16, and the f32 AoS
+// tiles of 64 x 64 with k > 16 (mma_slice): there the tensor cores' f64 mma adds the
+// products four at a time in an order of its own (f32 operands converted exactly, the
+// sums and alpha, beta in f64, one rounding to f32 at the end), which keeps apairs.h's
+// (k + 2) u bound (it holds for any order; f32's error is then at most u |exact| plus
+// f64's) but not the host's last bits.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -534,6 +537,32 @@ __device__ __forceinline__ void store_piece(T *dst, const T *acc, bool whole, in
     asm volatile("" ::: "memory");  // a piece at a time: the epilogue holds few registers
 }
 
+// Two f32 entries of C at dst (8-byte aligned when `whole`) from their f64 sums: alpha *
+// sum (+ beta * C) in f64, rounded to f32 once; one 8-byte access when `whole`, else the
+// first `valid` (at least 1) entry by entry. beta = 0: C not read.
+__device__ __forceinline__ void store_pair_f64(float *dst, const double *acc, bool whole, int valid, bool read_c,
+                                               float alpha, float beta) {
+    double v[2];
+#pragma unroll
+    for (int x = 0; x < 2; ++x) v[x] = double(alpha) * acc[x];
+    if (whole) {
+        if (read_c) {
+            const float2 old = *reinterpret_cast<const float2 *>(dst);
+            v[0] = fma(double(beta), double(old.x), v[0]);
+            v[1] = fma(double(beta), double(old.y), v[1]);
+        }
+        *reinterpret_cast<float2 *>(dst) = make_float2(float(v[0]), float(v[1]));
+    } else {
+#pragma unroll
+        for (int x = 0; x < 2; ++x)
+            if (x < valid) {
+                if (read_c) v[x] = fma(double(beta), double(dst[x]), v[x]);
+                dst[x] = float(v[x]);
+            }
+    }
+    asm volatile("" ::: "memory");  // a pair at a time: the epilogue holds few registers
+}
+
 // cp.async (cp_async16, cp_async_one: walker.cuh), 16 bytes or one entry. Every source
 // byte must be an entry the layout says exists: a piece that would run past a row's last
 // entry (into ld padding, or past the end of the array for the last element's last row;
@@ -573,6 +602,23 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
             cp_async_one(dst + w.d2 * unit + w.d1 * sr + w.d0 * sc,
                          base + w.d2 * o.stride + int64_t(w.d1) * o.ld + w.d0);
     }
+}
+
+// A whole R x C-piece rectangle of one AoS element (rows ld apart from src, 16-byte
+// pieces, all on the grid) to dst (rows dst_ld apart) by the element's S threads, loc
+// the thread's place among them: piece loc + j S, j < R C / S, is row loc / C + j (S /
+// C), column piece loc % C, so each piece is one pointer step past the last (the
+// general walk above costs a division or two and some 25 instructions a piece).
+template <int R, int C, int S, class T>
+__device__ __forceinline__ void aos_stage_whole(const T *src, int64_t ld, T *dst, int dst_ld, int loc) {
+    constexpr int V = 16 / int(sizeof(T)), RS = S / C;
+    static_assert(S % C == 0 && (R * C) % S == 0, "whole rounds of the element's threads");
+    const int r = loc / C, c = loc % C;
+    src += r * ld + c * V;
+    dst += r * dst_ld + c * V;
+    const int64_t step = RS * ld;
+#pragma unroll
+    for (int j = 0; j < R * C / S; ++j, src += step, dst += RS * dst_ld) cp_async16(dst, src);
 }
 
 // The same for SoA: entry (r, c) of the block's elements e0 + q, q < eb (those that
@@ -675,7 +721,8 @@ __device__ __forceinline__ void mma1684(double *top, double *bot, double a0, dou
 #endif
 }
 
-// One slice of f64 C of 32 x 32 or 64 x 64 (AosPipe::MMA) from the stage st (A as [i][l],
+// One slice of C of 32 x 32 or 64 x 64 (AosPipe::MMA; f32 operands converted to f64
+// exactly, the sums in f64) from the stage st (A as [i][l],
 // row stride KSP; B as [l][j], row stride NTP), WN = NT / 32 warps across C. Warp w of the
 // element owns rows 16 (w / WN) + [0, 16) and columns 32 (w % WN) + [0, 32): tiles (ri,
 // cj), ri < 2, cj < 4, whose two sums a lane holds in acc[ri + 2 (cj / 2)][2 (cj % 2) + x],
@@ -689,20 +736,20 @@ __device__ __forceinline__ int tid_here() {
     return r;
 }
 
-template <int KS, int KSP, int NTP, int MT, int WARPS, int WN>
-__device__ __forceinline__ void mma_slice(const double *st, int ks, double (&acc)[4][4]) {
+template <int KS, int KSP, int NTP, int MT, int WARPS, int WN, class T>
+__device__ __forceinline__ void mma_slice(const T *st, int ks, double (&acc)[4][4]) {
     static_assert((WARPS & (WARPS - 1)) == 0 && WARPS % WN == 0, "whole rows of warps");
     const int tid = tid_here(), w = (tid >> 5) & (WARPS - 1), g = (tid & 31) >> 2, t = tid & 3;
-    const double *const as = st + (16 * (w / WN) + g) * KSP;  // row g of the warp's first tile
-    const double *const bs = st + MT * KSP + 32 * (w % WN);    // the warp's first column
+    const T *const as = st + (16 * (w / WN) + g) * KSP;  // row g of the warp's first tile
+    const T *const bs = st + MT * KSP + 32 * (w % WN);    // the warp's first column
     if (ks == KS) {
 #pragma unroll
         for (int l = 0; l < KS; l += 4) {
-            double a[2], b[4];
+            double a[2], b[4];  // (f32: converted exactly)
 #pragma unroll
-            for (int ri = 0; ri < 2; ++ri) a[ri] = as[8 * ri * KSP + l + t];
+            for (int ri = 0; ri < 2; ++ri) a[ri] = double(as[8 * ri * KSP + l + t]);
 #pragma unroll
-            for (int cj = 0; cj < 4; ++cj) b[cj] = bs[(l + t) * NTP + 8 * cj + g];
+            for (int cj = 0; cj < 4; ++cj) b[cj] = double(bs[(l + t) * NTP + 8 * cj + g]);
 #pragma unroll
             for (int cj = 0; cj < 4; ++cj)
                 mma1684(acc[2 * (cj >> 1)] + 2 * (cj & 1), acc[1 + 2 * (cj >> 1)] + 2 * (cj & 1), a[0], a[1], b[cj]);
@@ -710,11 +757,17 @@ __device__ __forceinline__ void mma_slice(const double *st, int ks, double (&acc
     } else {
 #pragma unroll 1
         for (int l = 0; l < ks; ++l) {
-            const double a[2] = {as[l], as[8 * KSP + l]};
+            const double a[2] = {double(as[l]), double(as[8 * KSP + l])};
 #pragma unroll
             for (int cj = 0; cj < 4; ++cj) {
                 double b[2];
-                ld16(bs + l * NTP + 8 * cj + 2 * t, b);
+                if constexpr (sizeof(T) == 8) {
+                    ld16(bs + l * NTP + 8 * cj + 2 * t, b);
+                } else {
+                    const float2 x = *reinterpret_cast<const float2 *>(bs + l * NTP + 8 * cj + 2 * t);
+                    b[0] = double(x.x);
+                    b[1] = double(x.y);
+                }
 #pragma unroll
                 for (int ri = 0; ri < 2; ++ri)
 #pragma unroll
@@ -731,14 +784,17 @@ struct AosPipe {
     static constexpr int V = 16 / int(sizeof(T));
     static constexpr int S = TY * TX;                 // threads per element
     static constexpr int MT = TY * TM, NT = TX * TN;  // the element's tile
-    // f64 C of 32 x 32 and 64 x 64 in slices of 32 on the tensor cores (mma m16n8k4, see
-    // mma_slice): each warp a 16 x 32 block of C, four 16 x 8 tiles. A's and B's rows padded
-    // by 32 bytes, so that the fragment loads (8 rows x 4 dimensions of A, 4 rows x 8
-    // columns of B) take two wavefronts, the least for 256 bytes.
-    static constexpr bool MMA = sizeof(T) == 8 && TY == TX && (TY == 16 || TY == 8) && TM == 4 && TN == 4 && KS == 32;
+    // C of 32 x 32 and 64 x 64 in slices of 32 on the tensor cores (mma m16n8k4 in f64, see
+    // mma_slice; f32 operands converted exactly, so an f32 entry is its f64 sum rounded
+    // once): each warp a 16 x 32 block of C, four 16 x 8 tiles. A's rows padded by 4
+    // entries and B's by 4 (f64) or 8 (f32), so that the fragment loads (8 rows x 4
+    // dimensions of A, 4 rows x 8 columns of B) take the fewest wavefronts: two for f64's
+    // 256 bytes, one for f32's 128.
+    static constexpr bool MMA = TY == TX && (TY == 16 || TY == 8) && TM == 4 && TN == 4 && KS == 32;
+    using Acc = std::conditional_t<MMA, double, T>;  // the sums' type
     static constexpr int WARPS = MMA ? S / 32 : 1, WN = MMA ? NT / 32 : 1;  // (MMA: warps an element, across C)
     static constexpr int KSP = MMA ? KS + 4 : KS + V;  // A's row stride (16-byte rows padded by 16 bytes)
-    static constexpr int NTP = MMA ? NT + 4 : NT;      // B's row stride
+    static constexpr int NTP = MMA ? NT + 32 / int(sizeof(T)) : NT;  // B's row stride
     static constexpr int UNIT0 = MT * KSP + KS * NTP;
     // Per element and stage, padded to 64 bytes past a 128-byte multiple (elements that
     // share a warp read other banks).
@@ -748,8 +804,19 @@ struct AosPipe {
     // sums a thread (16 x 16 in one warp) at 80, as many as the shared memory holds (16
     // elements, two slices in flight each, where 4 x 4 sums in half-warps held 16 with
     // one); f32 64 x 64 (128 threads) at 96, five blocks instead of four.
-    static constexpr int MAX_REGS = sizeof(T) == 8 ? (S >= 256 || TM * TN <= 8 ? 80 : 128) : (S >= 128 ? 96 : 128);
+    // (MMA f32: the f64 budgets, its sums being f64.)
+    static constexpr int MAX_REGS =
+        sizeof(T) == 8 || MMA ? (S >= 256 || TM * TN <= 8 ? 80 : 128) : (S >= 128 ? 96 : 128);
     static_assert(TN % V == 0 && KS % V == 0 && STAGES >= 2, "16-byte pieces");
+    // Whole slices of whole tiles on the 16-byte grid staged by each element's own threads
+    // in fixed steps (aos_stage_whole) rather than by the walk (H200 run 267 against the
+    // walk in the same call: f32 32 x 32 0.285-0.288 -> 0.210 ms, 64 x 64 0.386-0.388 ->
+    // 0.273-0.279, f64 64 x 64 0.222 -> 0.206-0.210, f64 9..16 on these tiles 0.225 ->
+    // 0.206-0.208; ncu, run 266: the walk took 28 % of f32 64 x 64's instructions, whose
+    // issue slots were 74 % busy), but for f64 32 x 32 on the mma, where the walk measured
+    // faster (run 268, three rounds: 0.202-0.204 against 0.209-0.213; its 16 copies a
+    // thread in one burst after the barrier, as the SoA tiles' fixed pieces, below).
+    static constexpr bool WHOLE = !(MMA && sizeof(T) == 8 && MT == 32);
 };
 
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
@@ -780,14 +847,27 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             const int i0 = o.x, j0 = o.y;
             const int mt = min(MT, m - i0), nt = min(NT, n - j0);
             // A: logical (i, l) -> as[(i - i0) * KSP + l - l0]; B: (l, j) -> bs[(l - l0) * NTP + j - j0].
-            if (g.a.swap)
+            // Whole slices of whole tiles on the grid: each unit's threads stage its own
+            // element (aos_stage_whole); else the block's threads walk all its elements.
+            const int64_t e = e0 + q;
+            if (P::WHOLE && va && ks == KS && mt == MT) {
+                if (e < g.batch)
+                    aos_stage_whole<MT, KS / V, P::S>(g.a.p + e * g.a.stride + int64_t(i0) * g.a.ld + in.l0, g.a.ld,
+                                                      as + q * UNIT, KSP, loc);
+            } else if (g.a.swap) {
                 aos_stage(g.a, false, e0, u, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
-            else
+            } else {
                 aos_stage(g.a, va, e0, u, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
-            if (g.b.swap)
+            }
+            if (P::WHOLE && vb && ks == KS && nt == NT) {
+                if (e < g.batch)
+                    aos_stage_whole<KS, NT / V, P::S>(g.b.p + e * g.b.stride + int64_t(in.l0) * g.b.ld + j0, g.b.ld,
+                                                      bs + q * UNIT, NTP, loc);
+            } else if (g.b.swap) {
                 aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NTP);
-            else
+            } else {
                 aos_stage(g.b, vb, e0, u, g.batch, in.l0, ks, j0, nt, bs, UNIT, NTP, 1);
+            }
             in.next<KS, STAGES>(k, tiles);
         }
         ++issued;
@@ -796,11 +876,12 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
 #pragma unroll 1
     for (int s = 0; s < STAGES - 1; ++s) issue();
 
-    T acc[TM][TN];
+    using Acc = typename P::Acc;
+    Acc acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+        for (int j = 0; j < TN; ++j) acc[i][j] = Acc(0);
 
 #pragma unroll 1
     for (int it = 0; it < items; ++it) {
@@ -866,20 +947,32 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
                     const int wm = (lm >> 5) & (P::WARPS - 1);
                     const int row = i0 + (P::MMA ? 16 * (wm / P::WN) + 8 * (i & 1) + ((lm & 31) >> 2) : ty + TY * i);
                     if (row >= m) continue;
+                    if constexpr (P::MMA && sizeof(T) == 4) {
+                        // f32: two sums a tile (columns 2 t, 2 t + 1), finished in f64 and
+                        // rounded once.
 #pragma unroll
-                    for (int c = 0; c < NC; ++c) {
-                        const int col = j0 + (P::MMA ? 32 * (wm % P::WN) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3)
-                                                     : (tx + TX * c) * V);
-                        if (col < n)
-                            store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V, g.vec_c && col + V <= n,
-                                        n - col, read_c, g.alpha, g.beta);
+                        for (int c = 0; c < 2; ++c) {
+                            const int col = j0 + 32 * (wm % P::WN) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3);
+                            if (col < n)
+                                store_pair_f64(cb + int64_t(row) * g.ldc + col, acc[i] + 2 * c,
+                                               g.vec_c && col + 2 <= n, n - col, read_c, g.alpha, g.beta);
+                        }
+                    } else {
+#pragma unroll
+                        for (int c = 0; c < NC; ++c) {
+                            const int col = j0 + (P::MMA ? 32 * (wm % P::WN) + 8 * (2 * (i >> 1) + c) + 2 * (lm & 3)
+                                                         : (tx + TX * c) * V);
+                            if (col < n)
+                                store_piece(cb + int64_t(row) * g.ldc + col, acc[i] + c * V,
+                                            g.vec_c && col + V <= n, n - col, read_c, g.alpha, g.beta);
+                        }
                     }
                 }
             }
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+                for (int j = 0; j < TN; ++j) acc[i][j] = Acc(0);
         }
     }
     cp_wait<0>();
@@ -1354,7 +1447,8 @@ KernelSpec aos_pipe_kernel() {
     k.model = Model::BlockPerElement;
     k.fn = reinterpret_cast<const void *>(&gemm_aos_pipe_kernel<T, TY, TX, TM, TN, KS, STAGES>);
     k.name = fmt::format("gemm_aos_pipe<{}, {}x{} threads, {}x{} tile/thread, k-slice {}, {} stages{}>",
-                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES, P::MMA ? ", mma 16x8x4" : "");
+                         sizeof(T) == 8 ? "f64" : "f32", TY, TX, TM, TN, KS, STAGES,
+                         !P::MMA ? "" : sizeof(T) == 8 ? ", mma 16x8x4" : ", f64 mma 16x8x4 on converted operands");
     k.group = P::S;
     k.sub = P::S;
     k.unit_threads = P::S;
@@ -1447,11 +1541,28 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         return k <= 16 ? aos_pipe_kernel<T, 16, 16, 4, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     } else {
         if (mn <= 16) return aos_pipe_kernel<T, 2, 4, 8, 4, 16, 2>();
-        // (as f64; H100 run 135: 0.310-0.311 -> 0.301-0.306 ms, three stages 0.330)
+        // (as f64; H100 run 135: 0.310-0.311 -> 0.301-0.306 ms, three stages 0.330; the
+        // f64 mma measured no faster here, run 267: 0.211-0.216 against 0.210)
         if (mn <= 32)
             return k < 32 ? aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>() : aos_pipe_kernel<T, 4, 8, 8, 4, 32, 2>();
-        return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 8, 16, 8, 4, 32, 2>();
+        // C above 32 x 32 with k > 16 on the f64 mma, the operands converted as they are
+        // loaded into fragments (H200 run 267, both staged whole: 0.273-0.279 -> 0.256-0.257
+        // ms against 8 x 4 fma sums a thread; torch.bmm 0.319)
+        return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     }
+}
+
+// AoS warp-groups: G threads of a warp an element (each a stripe of C), elements up to
+// N x N x N (compiled at N x N x N).
+template <class T, int G, int N>
+KernelSpec aos_group_kernel(const GemmProblem &pb) {
+    const bool exact = pb.m == N && pb.n == N && pb.k == N;
+    KernelSpec kn = exact ? warp_kernel<T, G, N, N, N, true>(Model::WarpGroup)
+                          : warp_kernel<T, G, N, N, N, false>(Model::WarpGroup);
+    kn.why = fmt::format("AoS elements up to {}x{} ({}x{}x{}): {} threads of a warp per element ({} per warp), "
+                         "each a stripe of C, staged per warp without block barriers",
+                         N, N, pb.m, pb.n, pb.k, G, 32 / G);
+    return kn;
 }
 
 // Elements that keep every warp of the device busy with warp-groups: below this count a
@@ -1475,29 +1586,19 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count, int64_t max_shared
                              m, n, k);
         return kn;
     }
-    // AoS up to 8, and up to 16 on enough elements to fill the device: the warp-groups,
-    // staged per warp without block barriers, beat the pipelined kernels (H100: f64 8x8
-    // 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63 against 0.71; H200
-    // run 210, f64 16x16 in groups of 16: 0.237 against 0.258). Not for SoA: a warp's 8
-    // or 2 elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8 0.40
-    // against the direct kernel's 0.24 of then, 16x16 1.6 against the lane kernel's 0.23).
-    if (aos && big <= 8) {
-        kn = square && m == 8 ? warp_kernel<T, 4, 8, 8, 8, true>(Model::WarpGroup)
-                              : warp_kernel<T, 4, 8, 8, 8, false>(Model::WarpGroup);
-        kn.why = fmt::format("AoS elements up to 8x8 ({}x{}x{}): 4 threads of a warp per element (8 per warp), "
-                             "each a row-stripe of C, staged per warp without block barriers",
-                             m, n, k);
-        return kn;
-    }
-    if (aos && big <= 16 && !few) {
-        constexpr int G = D ? 16 : 8;  // (f64 in groups of 8: 16.7 KB of shared memory a warp)
-        kn = square && m == 16 ? warp_kernel<T, G, 16, 16, 16, true>(Model::WarpGroup)
-                               : warp_kernel<T, G, 16, 16, 16, false>(Model::WarpGroup);
-        kn.why = fmt::format("AoS elements up to 16x16 ({}x{}x{}): {} threads of a warp per element ({} per "
-                             "warp), staged per warp without block barriers",
-                             m, n, k, G, 32 / G);
-        return kn;
-    }
+    // AoS up to 8, and f32 up to 16 on enough elements to fill the device: the
+    // warp-groups, staged per warp without block barriers, beat the pipelined kernels
+    // (H100: f64 8x8 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63
+    // against 0.71; H200 run 268, the tiles staged whole: f64 8 x 8 0.221 against 0.335,
+    // f32 8 x 8 0.226 against 0.455; run 267: f32 16 x 16 0.248 against 0.430). f64 of
+    // 9..16 takes the tiles since they stage whole slices without the walk (run 267: 0.206-
+    // 0.208 ms against the groups of 16's 0.235-0.238, 81 -> 92 % of the bound; before,
+    // run 210: the groups 0.237 against the tiles' 0.258). Not for SoA: a warp's 8 or 2
+    // elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8 0.40 against
+    // the direct kernel's 0.24 of then, 16x16 1.6 against the lane kernel's 0.23).
+    if (aos && big <= 8) return aos_group_kernel<T, 4, 8>(pb);
+    if constexpr (!D)
+        if (aos && big <= 16 && !few) return aos_group_kernel<T, 8, 16>(pb);
     // SoA 8 x 8 x 8 and 16 x 16 x 16: the lane kernel. H200 runs 260-261, against the
     // kernels these shapes took before, in the same calls: f64 8 x 8 in 8 warps of 2 x 4
     // sums, slices of 2 over four stages, 0.240-0.249 -> 0.204-0.208 ms (77-79 -> 92-93 %
@@ -1531,8 +1632,9 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count, int64_t max_shared
                                         "flight while one is folded",
                                         m, n, k, kn.unit_elements)
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
-                                        "per element, A and B staged by cp.async in slices of k, several "
-                                        "slices in flight",
+                                        "per element, A and B staged by cp.async in slices of k (whole slices "
+                                        "on the 16-byte grid by each element's own threads, but for f64 C of "
+                                        "17..32 on the mma), several slices in flight",
                                         m, n, k, kn.sub);
         return kn;
     }

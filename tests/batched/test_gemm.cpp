@@ -138,8 +138,10 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{4, 4, 4, 4099, true, false, false, false, 1, 3, 2.0, -1.0});
     cs.push_back(Case{2, 2, 2, 65537, false, true, true, false, 0, 0, 1.0, 1.0});
     // Sizes 9 to 16 on enough elements to fill the device (64 per SM on a 132-SM part):
-    // the CUDA engine's warp-group model (8 threads per element in float, 16 in double),
-    // AoS at compiled and run-time sizes, with transposed (swapped) operands, and SoA.
+    // the CUDA engine's warp-group model in float (8 threads per element) and its
+    // pipelined tiles in double (whole slices on the 16-byte grid staged by each
+    // element's own threads: the third case, and B of the second), AoS at compiled and
+    // run-time sizes, with transposed (swapped) operands, and SoA.
     cs.push_back(Case{16, 16, 16, 9001, false, false, false, true, 0, 1, 1.0, 0.0});
     cs.push_back(Case{16, 16, 16, 9001, true, false, false, true, 0, 0, -0.5, 1.0});
     cs.push_back(Case{16, 16, 16, 9001, false, true, false, false, 0, 2, 1.0, 0.0});
@@ -203,10 +205,10 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{64, 64, 75, 131, false, false, false, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{60, 50, 64, 67, true, false, false, true, 2, 1, -0.75, 0.0});
     cs.push_back(Case{41, 64, 70, 29, false, true, false, false, 4, 4, 1.0, 1.0});
-    // (f64: the tensor-core fragments) one whole slice and one dimension more; a whole slice
-    // of C with one row and one column fewer than the tile, B transposed; C of 17..32 (two
-    // warps an element) over two whole slices, partial at the bottom and right, A
-    // transposed, column-major, padded rows.
+    // (the tensor-core fragments: f64, and f32 above 32 x 32) one whole slice and one
+    // dimension more; a whole slice of C with one row and one column fewer than the tile,
+    // B transposed; C of 17..32 (f64: two warps an element) over two whole slices, partial
+    // at the bottom and right, A transposed, column-major, padded rows.
     cs.push_back(Case{64, 64, 33, 7, false, false, false, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{63, 63, 32, 5, true, true, false, true, 0, 2, 0.5, -1.0});
     cs.push_back(Case{31, 29, 64, 37, true, false, false, false, 1, 2, 0.5, -1.0});
@@ -290,8 +292,8 @@ TEMPLATE_TEST_CASE("batched gemm matches a long-double reference in every layout
 }
 
 // At the default target the CUDA plan runs AoS sub-block kernels in blocks of one element
-// where those keep 90 % of the warps (float C of 32 x 32 on H100/H200, double C of 9..16
-// on few elements); a target of 1 keeps the estimator's pick of several elements a block,
+// where those keep 90 % of the warps (float C of 32 x 32 on H100/H200, double C of 9..16);
+// a target of 1 keeps the estimator's pick of several elements a block,
 // whose elements past the first, and batches ending inside a block, these cases reach.
 TEMPLATE_TEST_CASE("batched gemm: AoS sub-blocks of several elements a block (occupancy target 1)",
                    "[batched][gemm]", float, double) {
@@ -303,6 +305,9 @@ TEMPLATE_TEST_CASE("batched gemm: AoS sub-blocks of several elements a block (oc
     cs.push_back(Case{16, 16, 40, 1001, false, false, false, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{12, 15, 33, 203, true, false, false, true, 1, 3, -0.75, 0.0});
     cs.push_back(Case{64, 61, 40, 37, false, true, false, true, 0, 1, 1.0, 1.0});
+    // (both operands staged whole by each element's threads, the last block partial)
+    cs.push_back(Case{64, 64, 64, 37, false, false, false, true, 0, 0, -0.75, 0.5});
+    cs.push_back(Case{16, 16, 32, 1001, false, false, false, true, 0, 0, 1.0, 0.0});
     check_cases<TestType>(cs, 1.0);
 }
 
