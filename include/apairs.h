@@ -375,10 +375,11 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  *
  * Accuracy: each entry is computed in the element type, its k products summed in order
  * (except on CUDA for AoS elements whose C is larger than 32 x 32, up to 64 x 64, with
- * k > 16, and double ones whose C is larger than 16 x 16 with k >= 32: the tensor cores'
- * double-precision mma adds them four at a time in an order of its own, so the last bits
- * may differ from the host's; float operands are converted to double exactly there, and
- * the sums, alpha and beta taken in double and rounded to float once), so in every case
+ * k >= 32, and double ones whose C is larger than 16 x 16 with k >= 32 or larger than
+ * 32 x 32 with k > 16: the tensor cores' double-precision mma adds them four at a time
+ * in an order of its own, so the last bits may differ from the host's; float operands
+ * are converted to double exactly there, and the sums, alpha and beta taken in double
+ * and rounded to float once), so in every case
  * |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
  * roundoff of the dtype. alpha and beta are rounded to the dtype (and must be finite
  * there); a beta that is 0 after rounding never reads C (C may hold NaN or be

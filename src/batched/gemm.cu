@@ -31,11 +31,11 @@
 // Accuracy: every entry is summed in the element type, its k products in order
 // l = 0..k-1 with fma, then alpha * sum (+ beta * C), as the host engine does; except
 // the f64 AoS tiles of 32 x 32 with k >= 32 and of 64 x 64 with k > 16, and the f32 AoS
-// tiles of 64 x 64 with k > 16 (mma_slice): there the tensor cores' f64 mma adds the
+// tiles of 64 x 64 with k >= 32 (mma_slice): there the tensor cores' f64 mma adds the
 // products four at a time in an order of its own (f32 operands converted exactly, the
 // sums and alpha, beta in f64, one rounding to f32 at the end), which keeps apairs.h's
 // (k + 2) u bound (it holds for any order; f32's error is then at most u |exact| plus
-// f64's) but not the host's last bits.
+// (1 + u) times f64's) but not the host's last bits.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -618,7 +618,10 @@ __device__ __forceinline__ void aos_stage_whole(const T *src, int64_t ld, T *dst
     dst += r * dst_ld + c * V;
     const int64_t step = RS * ld;
 #pragma unroll
-    for (int j = 0; j < R * C / S; ++j, src += step, dst += RS * dst_ld) cp_async16(dst, src);
+    for (int j = 0; j < R * C / S; ++j) {
+        cp_async16(dst, src);
+        if (j + 1 < R * C / S) src += step, dst += RS * dst_ld;  // (no pointer past the last piece)
+    }
 }
 
 // The same for SoA: entry (r, c) of the block's elements e0 + q, q < eb (those that
@@ -793,7 +796,7 @@ struct AosPipe {
     static constexpr bool MMA = TY == TX && (TY == 16 || TY == 8) && TM == 4 && TN == 4 && KS == 32;
     using Acc = std::conditional_t<MMA, double, T>;  // the sums' type
     static constexpr int WARPS = MMA ? S / 32 : 1, WN = MMA ? NT / 32 : 1;  // (MMA: warps an element, across C)
-    static constexpr int KSP = MMA ? KS + 4 : KS + V;  // A's row stride (16-byte rows padded by 16 bytes)
+    static constexpr int KSP = MMA ? KS + 4 : KS + V;  // A's row stride (rows padded by 4 entries / 16 bytes)
     static constexpr int NTP = MMA ? NT + 32 / int(sizeof(T)) : NT;  // B's row stride
     static constexpr int UNIT0 = MT * KSP + KS * NTP;
     // Per element and stage, padded to 64 bytes past a 128-byte multiple (elements that
@@ -803,7 +806,7 @@ struct AosPipe {
     // f64 64 x 64 (256 threads) at 80, three blocks an SM instead of two; f64 with 4 x 2
     // sums a thread (16 x 16 in one warp) at 80, as many as the shared memory holds (16
     // elements, two slices in flight each, where 4 x 4 sums in half-warps held 16 with
-    // one); f32 64 x 64 (128 threads) at 96, five blocks instead of four.
+    // one); f32 64 x 64 on the fma (128 threads; k < 32) at 96, five blocks instead of four.
     // (MMA f32: the f64 budgets, its sums being f64.)
     static constexpr int MAX_REGS =
         sizeof(T) == 8 || MMA ? (S >= 256 || TM * TN <= 8 ? 80 : 128) : (S >= 128 ? 96 : 128);
@@ -816,7 +819,9 @@ struct AosPipe {
     // issue slots were 74 % busy), but for f64 32 x 32 on the mma, where the walk measured
     // faster (run 268, three rounds: 0.202-0.204 against 0.209-0.213; its 16 copies a
     // thread in one burst after the barrier, as the SoA tiles' fixed pieces, below).
-    static constexpr bool WHOLE = !(MMA && sizeof(T) == 8 && MT == 32);
+    // (f64 64 x 64 in slices of 16 keeps the walk too, untimed: ptxas spills 8 bytes with
+    // both forms of staging.)
+    static constexpr bool WHOLE = !(sizeof(T) == 8 && (MMA ? MT == 32 : MT == 64));
 };
 
 template <class T, int TY, int TX, int TM, int TN, int KS, int STAGES>
@@ -851,18 +856,20 @@ __global__ void PIPE_REGS((AosPipe<T, TY, TX, TM, TN, KS, STAGES>::MAX_REGS))
             // element (aos_stage_whole); else the block's threads walk all its elements.
             const int64_t e = e0 + q;
             if (P::WHOLE && va && ks == KS && mt == MT) {
-                if (e < g.batch)
-                    aos_stage_whole<MT, KS / V, P::S>(g.a.p + e * g.a.stride + int64_t(i0) * g.a.ld + in.l0, g.a.ld,
-                                                      as + q * UNIT, KSP, loc);
+                if constexpr (P::WHOLE)  // (no copy of the code where it cannot run)
+                    if (e < g.batch)
+                        aos_stage_whole<MT, KS / V, P::S>(g.a.p + e * g.a.stride + int64_t(i0) * g.a.ld + in.l0,
+                                                          g.a.ld, as + q * UNIT, KSP, loc);
             } else if (g.a.swap) {
                 aos_stage(g.a, false, e0, u, g.batch, in.l0, ks, i0, mt, as, UNIT, 1, KSP);
             } else {
                 aos_stage(g.a, va, e0, u, g.batch, i0, mt, in.l0, ks, as, UNIT, KSP, 1);
             }
             if (P::WHOLE && vb && ks == KS && nt == NT) {
-                if (e < g.batch)
-                    aos_stage_whole<KS, NT / V, P::S>(g.b.p + e * g.b.stride + int64_t(in.l0) * g.b.ld + j0, g.b.ld,
-                                                      bs + q * UNIT, NTP, loc);
+                if constexpr (P::WHOLE)
+                    if (e < g.batch)
+                        aos_stage_whole<KS, NT / V, P::S>(g.b.p + e * g.b.stride + int64_t(in.l0) * g.b.ld + j0,
+                                                          g.b.ld, bs + q * UNIT, NTP, loc);
             } else if (g.b.swap) {
                 aos_stage(g.b, false, e0, u, g.batch, j0, nt, in.l0, ks, bs, UNIT, 1, NTP);
             } else {
@@ -1490,7 +1497,8 @@ KernelSpec soa_pipe_kernel() {
 // where k is below 32 (C of 17..32) or at most 16 (64 x 64): a k that fits no whole
 // slice of 32 would go all through the partial-slice loop. f64 in slices of 32 on the
 // tensor cores (AosPipe::MMA): H100 round 2 on the fma pipe reached 0.357 ms (76 % of
-// the bound) where torch.bmm, on the tensor cores, reached 0.324; the 64 x 64 x 64 fma of
+// the bound) where torch.bmm, on the tensor cores, reached 0.324 (f32 C above 32 x 32
+// with k >= 32 on the same f64 mma since run 267, below); the 64 x 64 x 64 fma of
 // an element take some 4096 cycles of an SM's fp64 pipe against some 2048 of its tensor
 // cores (1024 in the m16n8k4 shape), and the fragment loads half the shared-memory
 // wavefronts (12 per 4 mma of a warp, against 12 per 32 fma). H200 run 232, m16n8k4
@@ -1545,20 +1553,22 @@ KernelSpec pipe_kernel(bool soa, int64_t mn, int64_t k) {
         // f64 mma measured no faster here, run 267: 0.211-0.216 against 0.210)
         if (mn <= 32)
             return k < 32 ? aos_pipe_kernel<T, 4, 8, 8, 4, 16, 3>() : aos_pipe_kernel<T, 4, 8, 8, 4, 32, 2>();
-        // C above 32 x 32 with k > 16 on the f64 mma, the operands converted as they are
+        // C above 32 x 32 with k >= 32 on the f64 mma, the operands converted as they are
         // loaded into fragments (H200 run 267, both staged whole: 0.273-0.279 -> 0.256-0.257
-        // ms against 8 x 4 fma sums a thread; torch.bmm 0.319)
-        return k <= 16 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
+        // ms against 8 x 4 fma sums a thread; torch.bmm 0.319); k < 32 in slices of 16 on
+        // the fma (a k of 17..31 would go all through the mma kernel's partial-slice loop,
+        // f64 fma on converted operands: not timed)
+        return k < 32 ? aos_pipe_kernel<T, 8, 16, 8, 4, 16, 3>() : aos_pipe_kernel<T, 16, 16, 4, 4, 32, 2>();
     }
 }
 
 // AoS warp-groups: G threads of a warp an element (each a stripe of C), elements up to
-// N x N x N (compiled at N x N x N).
-template <class T, int G, int N>
+// N x N x N (compiled at N x N x N where EXACT).
+template <class T, int G, int N, bool EXACT = true>
 KernelSpec aos_group_kernel(const GemmProblem &pb) {
-    const bool exact = pb.m == N && pb.n == N && pb.k == N;
-    KernelSpec kn = exact ? warp_kernel<T, G, N, N, N, true>(Model::WarpGroup)
-                          : warp_kernel<T, G, N, N, N, false>(Model::WarpGroup);
+    KernelSpec kn = warp_kernel<T, G, N, N, N, false>(Model::WarpGroup);
+    if constexpr (EXACT)
+        if (pb.m == N && pb.n == N && pb.k == N) kn = warp_kernel<T, G, N, N, N, true>(Model::WarpGroup);
     kn.why = fmt::format("AoS elements up to {}x{} ({}x{}x{}): {} threads of a warp per element ({} per warp), "
                          "each a stripe of C, staged per warp without block barriers",
                          N, N, pb.m, pb.n, pb.k, G, 32 / G);
@@ -1591,14 +1601,18 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count, int64_t max_shared
     // (H100: f64 8x8 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63
     // against 0.71; H200 run 268, the tiles staged whole: f64 8 x 8 0.221 against 0.335,
     // f32 8 x 8 0.226 against 0.455; run 267: f32 16 x 16 0.248 against 0.430). f64 of
-    // 9..16 takes the tiles since they stage whole slices without the walk (run 267: 0.206-
-    // 0.208 ms against the groups of 16's 0.235-0.238, 81 -> 92 % of the bound; before,
-    // run 210: the groups 0.237 against the tiles' 0.258). Not for SoA: a warp's 8 or 2
+    // C of 9..16 takes the tiles since they stage whole slices without the walk (run 267:
+    // 0.206-0.208 ms against the groups of 16's 0.235-0.238, 82 -> 92 % of the bound;
+    // before, run 210: the groups 0.237 against the tiles' 0.258); f64 C up to 8 with k of
+    // 9..16 stays on the groups (the tiles of 8 x 8 measured slower, above). Not for SoA: a warp's 8 or 2
     // elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8 0.40 against
     // the direct kernel's 0.24 of then, 16x16 1.6 against the lane kernel's 0.23).
     if (aos && big <= 8) return aos_group_kernel<T, 4, 8>(pb);
-    if constexpr (!D)
+    if constexpr (D) {
+        if (aos && big <= 16 && !few && mn <= 8) return aos_group_kernel<T, 16, 16, false>(pb);
+    } else {
         if (aos && big <= 16 && !few) return aos_group_kernel<T, 8, 16>(pb);
+    }
     // SoA 8 x 8 x 8 and 16 x 16 x 16: the lane kernel. H200 runs 260-261, against the
     // kernels these shapes took before, in the same calls: f64 8 x 8 in 8 warps of 2 x 4
     // sums, slices of 2 over four stages, 0.240-0.249 -> 0.204-0.208 ms (77-79 -> 92-93 %

@@ -140,8 +140,10 @@ std::vector<Case> all_cases() {
     // Sizes 9 to 16 on enough elements to fill the device (64 per SM on a 132-SM part):
     // the CUDA engine's warp-group model in float (8 threads per element) and its
     // pipelined tiles in double (whole slices on the 16-byte grid staged by each
-    // element's own threads: the third case, and B of the second), AoS at compiled and
-    // run-time sizes, with transposed (swapped) operands, and SoA.
+    // element's own threads: the kernel's B of the second and third cases), AoS at compiled
+    // and run-time sizes, with transposed (swapped) operands, and SoA; C up to 8 x 8 with
+    // k of 9..16 (double: the warp-groups of 16 threads).
+    cs.push_back(Case{8, 8, 16, 9001, false, false, false, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{16, 16, 16, 9001, false, false, false, true, 0, 1, 1.0, 0.0});
     cs.push_back(Case{16, 16, 16, 9001, true, false, false, true, 0, 0, -0.5, 1.0});
     cs.push_back(Case{16, 16, 16, 9001, false, true, false, false, 0, 2, 1.0, 0.0});
@@ -199,6 +201,14 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{50, 64, 24, 300, true, true, false, false, 1, 3, 1.0, 0.5});
     cs.push_back(Case{64, 37, 17, 41, false, false, false, true, 3, 3, -0.75, 1.0});
     cs.push_back(Case{33, 64, 9, 2, false, true, false, true, 0, 0, 1.0, 0.0});
+    // The AoS tiles' whole slices staged by each element's threads, a partial one walked:
+    // C up to 8 x 8 with k in two slices of 8 (few elements: the tiles); C of 17..32 in a
+    // slice of 16 and a partial one; C of 64 x 64 in one slice of 16 (double: walked) and
+    // in a slice of 16 and a partial one (float: the fma, not the mma).
+    cs.push_back(Case{8, 8, 16, 3001, false, false, false, true, 0, 0, -0.75, 1.0});
+    cs.push_back(Case{32, 32, 24, 97, false, false, false, true, 0, 0, 1.0, 0.5});
+    cs.push_back(Case{64, 64, 16, 45, false, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{64, 64, 24, 45, false, false, false, false, 0, 0, 0.5, -1.0});
     // AoS C above 32 x 32 with k in slices of 32: two whole slices, and two with a partial
     // third (vector and entry-wise staging, padded rows); k = 16, one whole slice of 16.
     cs.push_back(Case{64, 48, 16, 45, false, false, false, true, 2, 0, 1.0, 0.5});
@@ -305,9 +315,11 @@ TEMPLATE_TEST_CASE("batched gemm: AoS sub-blocks of several elements a block (oc
     cs.push_back(Case{16, 16, 40, 1001, false, false, false, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{12, 15, 33, 203, true, false, false, true, 1, 3, -0.75, 0.0});
     cs.push_back(Case{64, 61, 40, 37, false, true, false, true, 0, 1, 1.0, 1.0});
-    // (both operands staged whole by each element's threads, the last block partial)
-    cs.push_back(Case{64, 64, 64, 37, false, false, false, true, 0, 0, -0.75, 0.5});
+    // Both operands staged whole by each element's threads, several elements a block and
+    // the last block partial (H100 / H200: double 16 x 16 x 32 17 a block, float 32 x 32 x
+    // 64 13).
     cs.push_back(Case{16, 16, 32, 1001, false, false, false, true, 0, 0, 1.0, 0.0});
+    cs.push_back(Case{32, 32, 64, 61, false, false, false, true, 0, 0, -0.75, 0.5});
     check_cases<TestType>(cs, 1.0);
 }
 
