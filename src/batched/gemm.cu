@@ -1620,13 +1620,14 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count, int64_t max_shared
     // warp-groups, staged per warp without block barriers, beat the pipelined kernels
     // (H100: f64 8x8 0.32 against 0.72 ms, f32 8x8 0.52 against 0.92, f32 16x16 0.63
     // against 0.71; H200 run 268, the tiles staged whole: f64 8 x 8 0.221 against 0.335,
-    // f32 8 x 8 0.226 against 0.455; run 267: f32 16 x 16 0.248 against 0.430). f64 of
-    // C of 9..16 takes the tiles since they stage whole slices without the walk (run 267:
+    // f32 8 x 8 0.226 against 0.455; run 267: f32 16 x 16 0.248 against 0.430). f64 C of
+    // 9..16 takes the tiles since they stage whole slices without the walk (run 267:
     // 0.206-0.208 ms against the groups of 16's 0.235-0.238, 82 -> 92 % of the bound;
     // before, run 210: the groups 0.237 against the tiles' 0.258); f64 C up to 8 with k of
-    // 9..16 stays on the groups (the tiles of 8 x 8 measured slower, above). Not for SoA: a warp's 8 or 2
-    // elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8 0.40 against
-    // the direct kernel's 0.24 of then, 16x16 1.6 against the lane kernel's 0.23).
+    // 9..16 stays on the groups (the tiles of 8 x 8 measured slower, above). Not for SoA:
+    // a warp's 8 or 2 elements make runs of 64 or 16 bytes an entry (H200 run 210: f64 8x8
+    // 0.40 against the direct kernel's 0.24 of then, 16x16 1.6 against the lane kernel's
+    // 0.23).
     if (aos && big <= 8) return aos_group_kernel<T, 4, 8>(pb);
     if constexpr (D) {
         if (aos && big <= 16 && !few && mn <= 8) return aos_group_kernel<T, 16, 16, false>(pb);
@@ -1668,7 +1669,8 @@ KernelSpec select_kernel(const GemmProblem &pb, int sm_count, int64_t max_shared
                           : fmt::format("elements of {}x{}x{} (C up to 64x64), AoS: a sub-block of {} threads "
                                         "per element, A and B staged by cp.async in slices of k (whole slices "
                                         "on the 16-byte grid by each element's own threads, but for f64 C of "
-                                        "17..32 on the mma), several slices in flight",
+                                        "17..32 on the mma and of 33..64 in slices of 16), several slices in "
+                                        "flight",
                                         m, n, k, kn.sub);
         return kn;
     }
