@@ -46,6 +46,7 @@
 #include <fmt/format.h>
 
 #include "batched/cuda.hpp"
+#include "cuda/bulk.cuh"
 #include "cuda/device.hpp"
 #include "cuda/runtime.cuh"
 #include "batched/launch.cuh"
@@ -604,10 +605,6 @@ __device__ __forceinline__ void aos_stage(const Opnd<T> &o, bool vec, int64_t e0
     }
 }
 
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
 // A whole R x C-piece rectangle of one AoS element (rows ld apart from src, 16-byte
 // pieces, all on the grid) to dst (rows dst_ld apart) by the element's S threads, loc
 // the thread's place among them: piece loc + j S, j < R C / S, is row loc / C + j (S /
@@ -1134,7 +1131,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
                 const T *const bo = g.b.p + e0 +
                                     (g.b.swap ? int64_t(j0) * g.b.ld + in.l0 : int64_t(in.l0) * g.b.ld + j0) * g.b.stride;
                 sp_ao = ao + ga, sp_bo = bo + gb, sp_as = as + sa, sp_bs = as + sb;
-                run_src = sp_ao, run_dst = smem_addr(sp_as);
+                run_src = sp_ao, run_dst = shared_address(sp_as);
                 if (SPREAD > 0 && defer) {
                     sp_on = true;
                 } else {
@@ -1205,7 +1202,7 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
                         // (piece(p)'s 64-bit products were some 30 instructions a k-step,
                         // now 18; H200 run 272, three rounds against the previous library:
                         // f32 0.310-0.314 -> 0.294-0.310 ms, f64 unchanged, 0.271-0.279).
-                        if (l == PA) run_src = sp_bo, run_dst = smem_addr(sp_bs);
+                        if (l == PA) run_src = sp_bo, run_dst = shared_address(sp_bs);
                         cp_async16_to<L2_LINE>(run_dst, run_src);
                         const bool in_a = l < PA;
                         run_src += in_a ? da : db;

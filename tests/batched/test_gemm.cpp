@@ -316,8 +316,9 @@ TEMPLATE_TEST_CASE("batched gemm: AoS sub-blocks of several elements a block (oc
     cs.push_back(Case{12, 15, 33, 203, true, false, false, true, 1, 3, -0.75, 0.0});
     cs.push_back(Case{64, 61, 40, 37, false, true, false, true, 0, 1, 1.0, 1.0});
     // Both operands staged whole by each element's threads, several elements a block and
-    // the last block partial (H100 / H200: double 16 x 16 x 32 17 a block, float 32 x 32 x
-    // 64 13).
+    // the last block partial (the estimator's blocks on H100 / H200 limits, worked out
+    // from the kernels' registers and shared memory: double 16 x 16 x 32 17 elements,
+    // float 32 x 32 x 64 13).
     cs.push_back(Case{16, 16, 32, 1001, false, false, false, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{32, 32, 64, 61, false, false, false, true, 0, 0, -0.75, 0.5});
     check_cases<TestType>(cs, 1.0);
