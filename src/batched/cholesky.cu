@@ -46,7 +46,10 @@
 //     per element: the next element's loads are in flight while this one computes. SoA
 //     operands are staged and copied out by the whole block (a warp's accesses of an
 //     entry span the block's consecutive elements: whole sectors), with a __syncthreads
-//     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa).
+//     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa). f64
+//     AoS of n = 25 .. 32 whose base, ld and stride lie on the 16-byte grid, without
+//     swap, is staged and copied out in whole 16-byte pieces (the piece map; rows padded
+//     to whole pieces in shared memory), the others an entry at a time.
 //   potrf, n > 32 (the rows kernel): a warp per element, its packed triangle staged in
 //     shared memory as the potrs rows kernel's (below; the copy-out walks the triangle at
 //     every n) and factored there left-looking, lane l owning rows l, l + 32, ...
@@ -118,6 +121,19 @@ __host__ __device__ constexpr int tri_size(int n) { return n * (n + 1) / 2; }
 // Packed lower triangle, row-major: L(i, j) at tri_off(i) + j.
 __host__ __device__ constexpr int tri_off(int i) { return i * (i + 1) / 2; }
 __host__ __device__ constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
+// Rows padded to multiples of W entries (W = 16 / sizeof(T)): row i of the triangle at
+// vrow_off<W>(i), the sum over rows m < i of W ceil((m + 1) / W), so every row starts on
+// a 16-byte piece.
+template <int W>
+__host__ __device__ constexpr int vrow_off(int i) {
+    const int q = i / W, s = i % W;
+    return W * (W * q * (q + 1) / 2 + s * (q + 1));
+}
+// A row's whole 16-byte pieces (entries 0 .. W p - 1) and its entries after them.
+template <int W>
+__host__ __device__ constexpr int row_pieces(int i) { return (i + 1) / W; }
+template <int W>
+__host__ __device__ constexpr int row_singles(int i) { return (i + 1) % W; }
 
 // The factor as the kernels see it (logical lower).
 template <class T>
@@ -133,6 +149,7 @@ struct PotrfArgs {
     int32_t *info;
     int n;
     int64_t batch;
+    bool vec;  // AoS, no swap, base, ld and stride on the 16-byte grid (the warp kernels' piece map)
 };
 
 template <class T>
@@ -192,6 +209,40 @@ __device__ void build_tri_map(int2 *map, int n, int ld, bool swap) {
             const int c = r + rem;
             map[t] = make_int2(r * ld + c, (tri_off(c) + r) | (r << 16));
         }
+    }
+    __syncthreads();
+}
+
+// The piece map of the AoS warp kernels' staging on the 16-byte grid (plans whose
+// element base, ld and stride are whole 16-byte pieces, and no swap: fast-grid row i is
+// the factor's row i, entries 0 .. i). Its first tri_pieces(n) entries are the rows'
+// whole pieces (W entries from column W p), in memory order; the rest the entries after
+// each row's last piece, one at a time (those would run into the other triangle, which
+// is never read nor written). Each entry as the triangle map's, the packed offset
+// replaced by the padded one, vrow_off(i) + j.
+template <int W>
+__host__ __device__ constexpr int tri_pieces(int n) {
+    const int q = n / W;
+    return W * q * (q - 1) / 2 + q + (n % W) * q;  // sum over rows of (i + 1) / W
+}
+template <int W>
+__host__ __device__ constexpr int piece_map_size(int n) { return tri_pieces<W>(n) + tri_size(n) - W * tri_pieces<W>(n); }
+
+// Every thread of the block calls it (it ends with __syncthreads).
+template <int W>
+__device__ void build_piece_map(int2 *map, int n, int ld) {
+    const int np = tri_pieces<W>(n);
+    for (int t = threadIdx.x; t < piece_map_size<W>(n); t += blockDim.x) {
+        int r = 0, c = 0, rem = t;
+        if (t < np) {
+            while (rem >= row_pieces<W>(r)) rem -= row_pieces<W>(r++);
+            c = rem * W;
+        } else {
+            rem -= np;
+            while (rem >= row_singles<W>(r)) rem -= row_singles<W>(r++);
+            c = row_pieces<W>(r) * W + rem;
+        }
+        map[t] = make_int2(r * ld + c, (vrow_off<W>(r) + c) | (c << 16));
     }
     __syncthreads();
 }
@@ -587,7 +638,7 @@ struct alignas(16) CholPack {
     T v[16 / sizeof(T)];
 };
 
-template <class T, int C>
+template <class T, int C, bool SOA>
 struct CholWarpShape {
     // FOLD (C = 16, 32): C / 2 lanes per element, lane r holding rows r and C - 1 - r
     // (C = 16: four elements a warp; C = 32: two). C = 24: 32 lanes, one row each.
@@ -595,7 +646,17 @@ struct CholWarpShape {
     static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two packed triangles (padded to 16
     // bytes): this element's and the next one's, prefetched while this one computes.
-    static constexpr int TRI = (tri_size(C) + W - 1) / W * W;
+    // PIECES (f64, C = 32): AoS on the 16-byte grid is staged and copied out in whole
+    // 16-byte pieces through the piece map, the triangle slots holding rows padded to
+    // whole pieces (vrow_off); other plans keep the packed rows (tri_off) in the same
+    // slots. (H200 run 276, three rounds: f64 AoS n = 32 0.190-0.192 -> 0.179-0.180 ms;
+    // f64 n = 16 0.179-0.181 -> 0.207-0.208, f32 n = 16 0.192-0.194 -> 0.273, f32 n = 32
+    // 0.215-0.217 -> 0.290-0.291: the padded rows start on a multiple of 16 bytes, so a
+    // warp's row-per-lane reads of them meet 2- to 4-way bank conflicts, where the packed
+    // rows' starts, triangular numbers, fall on distinct banks; only f64 32 gains more from
+    // its staging than that costs.)
+    static constexpr bool PIECES = sizeof(T) == 8 && C == 32 && !SOA;
+    static constexpr int TRI = PIECES ? vrow_off<W>(C) : (tri_size(C) + W - 1) / W * W;
     static constexpr int ES = 2 * C + 2 * TRI;
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
     // The register budget: left alone, ptxas hoists a column's shared loads into the next
@@ -627,6 +688,33 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
     }
 }
 
+// AoS on the 16-byte grid: the stored triangles of a warp's EPT elements from e0 (those
+// below batch) to dst[q * es + vrow_off(i) + j] through the piece map, its pieces by
+// 16-byte cp.async, then the rows' last entries one at a time (f64 n = 32: 272 copies
+// an element where the triangle map's took 528).
+template <int EPT, int W, class T>
+__device__ __forceinline__ void piece_prefetch(const Tri<T> &a, const int2 *map, int n, int64_t e0, int64_t batch,
+                                               T *dst, int es, int lane) {
+    const int np = tri_pieces<W>(n), nm = piece_map_size<W>(n);
+#pragma unroll
+    for (int q = 0; q < EPT; ++q) {
+        const int64_t e = e0 + q;
+        if (e >= batch) break;
+        const T *pe = a.p + e * a.stride;
+        asm("" : "+l"(pe));  // the element's base held in registers, not recomputed per entry
+        T *const d = dst + q * es;
+#pragma unroll 2
+        for (int t = lane; t < np; t += 32) {
+            const int2 m = map[t];
+            __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), 16);
+        }
+        for (int t = np + lane; t < nm; t += 32) {
+            const int2 m = map[t];
+            __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), sizeof(T));
+        }
+    }
+}
+
 // SoA: the warp kernels stage and copy out with the whole block, so that a warp's loads
 // and stores of one entry cover the block's PB = warps x EPT consecutive elements (whole
 // sectors) where one warp's own elements would fill only EPT values of each sector.
@@ -647,17 +735,23 @@ struct BlockSoa {
 // staging state (registers).
 template <class T, int C, bool SOA>
 #if CUDART_VERSION >= 12040
-__global__ void __maxnreg__((CholWarpShape<T, C>::regs(SOA))) potrf_warp_kernel(const PotrfArgs<T> g) {
+__global__ void __maxnreg__((CholWarpShape<T, C, SOA>::regs(SOA))) potrf_warp_kernel(const PotrfArgs<T> g) {
 #else
 __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
 #endif
-    using Shape = CholWarpShape<T, C>;
+    using Shape = CholWarpShape<T, C, SOA>;
     constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
     const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
-    build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
+    const bool vec = Shape::PIECES && !SOA && g.vec;  // whole 16-byte pieces through the piece map
+    if (vec)
+        build_piece_map<W>(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld));
+    else
+        build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
+    // Row i of a triangle slot: padded rows on the piece map's path, else packed.
+    auto roff = [&](int i) { return vec ? vrow_off<W>(i) : tri_off(i); };
     // Team w's region: EPT elements of ES values (two column buffers, two triangle
     // slots), then EPT failure flags.
     auto region = [&](int w) { return chol_smem + tri_map_bytes(n) + w * Shape::TEAM_BYTES; };
@@ -681,6 +775,8 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     const int64_t go = int64_t(uint32_t(m.x)) * g.a.stride + e;
                     __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + go, sizeof(T));
                 }
+        } else if (vec) {
+            piece_prefetch<EPT, W>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         } else {
             tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         }
@@ -691,7 +787,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
     // runs over all C columns with no test of n.
     for (int x = lane; x < EPT * 2 * C; x += 32) {
         const int i = x % C;
-        T *const row = sh + (x / (2 * C)) * ES + 2 * C + (x / C) % 2 * TRI + tri_off(i);
+        T *const row = sh + (x / (2 * C)) * ES + 2 * C + (x / C) % 2 * TRI + roff(i);
         if (i >= n)
             for (int k = 0; k <= i; ++k) row[k] = T(k == i ? 1 : 0);
     }
@@ -723,12 +819,12 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
             // 64 / C (C - 1 - j)), and the pivot's chain is shared by 64 / C elements.
             static_assert(C % 2 == 0, "rows in pairs");
             constexpr int H = C / 2;
-            const int r2 = C - 1 - r;
+            const int r2 = C - 1 - r, oa = roff(r), ob = roff(r2);
             T a[H], b[C];
 #pragma unroll
-            for (int k = 0; k < H; ++k) a[k] = k <= r ? tri[tri_off(r) + k] : T(0);
+            for (int k = 0; k < H; ++k) a[k] = k <= r ? tri[oa + k] : T(0);
 #pragma unroll
-            for (int k = 0; k < C; ++k) b[k] = k <= r2 ? tri[tri_off(r2) + k] : T(0);
+            for (int k = 0; k < C; ++k) b[k] = k <= r2 ? tri[ob + k] : T(0);
             if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
             __pipeline_commit();
             T d = __shfl_sync(kCholFull, a[0], 0, G);
@@ -770,11 +866,11 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 if (r < n)
 #pragma unroll
                     for (int k = 0; k < H; ++k)
-                        if (k <= r) tri[tri_off(r) + k] = a[k];
+                        if (k <= r) tri[oa + k] = a[k];
                 if (r2 < n)
 #pragma unroll
                     for (int k = 0; k < C; ++k)
-                        if (k <= r2) tri[tri_off(r2) + k] = b[k];
+                        if (k <= r2) tri[ob + k] = b[k];
             }
         } else {
             // C = 24: one row a lane.
@@ -783,7 +879,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
             // the batch: whatever the slot held, computed on and never stored).
             T a[C];
 #pragma unroll
-            for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[tri_off(r) + k] : T(0);
+            for (int k = 0; k < C; ++k) a[k] = (G == C || r < C) && k <= r ? tri[roff(r) + k] : T(0);
             if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
             __pipeline_commit();
             T d = __shfl_sync(kCholFull, a[0], 0, G);
@@ -813,7 +909,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
             if (row_ok)
 #pragma unroll
                 for (int k = 0; k < C; ++k)
-                    if (k <= r) tri[tri_off(r) + k] = a[k];
+                    if (k <= r) tri[roff(r) + k] = a[k];
         }
         if (r == 0) {
             failsh[q] = fail;
@@ -832,6 +928,34 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     if (map_col(m) < lim)
                         g.a.p[int64_t(uint32_t(m.x)) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
                 }
+        } else if (vec) {
+            // Through the piece map: whole pieces by 16-byte stores (a failed element's piece
+            // that reaches its failing column entry by entry), then the rows' last entries.
+            __syncwarp();
+            const T *const src = sh + 2 * C + slot * TRI;
+            const int np = tri_pieces<W>(n), nm = piece_map_size<W>(n);
+#pragma unroll
+            for (int qq = 0; qq < EPT; ++qq) {
+                const int64_t ee = e0 + qq;
+                if (ee >= g.batch) break;
+                const int f = failsh[qq], lim = f == 0 ? C : f - 1;  // the columns written: below lim
+                T *const pe = g.a.p + ee * g.a.stride;
+                const T *const se = src + qq * ES;
+#pragma unroll 2
+                for (int t = lane; t < np; t += 32) {
+                    const int2 m = map[t];
+                    const int c = map_col(m);
+                    if (c + W <= lim)
+                        *reinterpret_cast<CholPack<T> *>(pe + uint32_t(m.x)) =
+                            *reinterpret_cast<const CholPack<T> *>(se + map_sh(m));
+                    else
+                        for (int w = 0; w < W && c + w < lim; ++w) pe[uint32_t(m.x) + w] = se[map_sh(m) + w];
+                }
+                for (int t = np + lane; t < nm; t += 32) {
+                    const int2 m = map[t];
+                    if (map_col(m) < lim) pe[uint32_t(m.x)] = se[map_sh(m)];
+                }
+            }
         } else if constexpr (sizeof(T) == 4 && C == 16) {
             // f32 n = 9 .. 16 AoS: the copy-out in the fast grids' memory order, as the
             // thread kernel's AoS copy-out (see there); n = 16 by the grid walk.
@@ -1425,9 +1549,9 @@ KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
     k.fn = soa ? reinterpret_cast<const void *>(&potrf_warp_kernel<T, C, true>)
                : reinterpret_cast<const void *>(&potrf_warp_kernel<T, C, false>);
-    k.group = CholWarpShape<T, C>::G;
-    k.unit_elements = CholWarpShape<T, C>::EPT;
-    k.unit_shared = CholWarpShape<T, C>::TEAM_BYTES;
+    k.group = CholWarpShape<T, C, false>::G;
+    k.unit_elements = CholWarpShape<T, C, false>::EPT;
+    k.unit_shared = soa ? CholWarpShape<T, C, true>::TEAM_BYTES : CholWarpShape<T, C, false>::TEAM_BYTES;
     return k;
 }
 
@@ -1671,6 +1795,9 @@ void launch_potrf_cuda(const PotrfProblem &pb, const CudaConfig &cfg, void *stre
         g.info = info;
         g.n = int(pb.n);
         g.batch = pb.batch;
+        constexpr int64_t W = 16 / int64_t(sizeof(T));
+        g.vec = !pb.a.soa && !g.a.swap && pb.a.ld % W == 0 && pb.a.stride % W == 0 &&
+                reinterpret_cast<uintptr_t>(p) % 16 == 0;
         return g;
     };
     if (pb.dtype == APAIRS_DTYPE_F64)

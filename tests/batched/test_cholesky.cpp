@@ -294,6 +294,33 @@ TEMPLATE_TEST_CASE("batched potrf and potrs: batches past one resident wave", "[
                 ref::Type<T>::name, rec, res, static_cast<unsigned long long>(seed));
 }
 
+// AoS whose element base, ld and stride are whole 16-byte pieces (ld and stride
+// multiples of 4 entries), with no swap (row-major lower, column-major upper): the CUDA
+// f64 warp kernel of n = 25 .. 32 stages and copies out those through the piece map
+// (16-byte pieces, then each row's last entries), a failed element's copy-out stopping
+// inside a piece where its failing column n / 2 is odd (26, 30, 31); the other sizes
+// and f32 (the entry map) on the same grid, and row-major upper (swap), as controls.
+// Both backends.
+TEMPLATE_TEST_CASE("batched potrf and potrs: AoS on the 16-byte grid", "[batched][potrf]", float, double) {
+    using T = TestType;
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), " << ref::Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    double rec = 0, res = 0;
+    const int64_t batch = test::backend() == APAIRS_BACKEND_CUDA ? 2003 : 29;
+    for (int64_t n : {9, 10, 14, 16, 20, 22, 26, 30, 31, 32}) {
+        const int64_t ld_pad = (4 - n % 4) % 4 + (n % 3 == 0 ? 4 : 0), ld = n + ld_pad;
+        const int64_t extent = (n - 1) * ld + n, stride_pad = (4 - extent % 4) % 4 + (n % 2 ? 4 : 0);
+        for (const Layout &l : {Layout{false, true, true, ld_pad, stride_pad}, Layout{false, false, false, ld_pad, stride_pad},
+                                Layout{false, true, false, ld_pad, stride_pad}})
+            check_layout<T>(ctx.h, n, batch, l, rng, rec, res, true);
+    }
+    std::printf("[%s] potrf/potrs %-8s AoS on the 16-byte grid: worst reconstruction %.4f of the bound, worst residual "
+                "%.4f of 8 n u (seed %llu)\n",
+                test::backend_name(), ref::Type<T>::name, rec, res, static_cast<unsigned long long>(seed));
+}
+
 TEST_CASE("batched potrf and potrs: bad arguments fail with a status and write nothing", "[batched][potrf]") {
     Context ctx;
     const apairs_plan_t sentinel = reinterpret_cast<apairs_plan_t>(uintptr_t(0xDEADBE0));
