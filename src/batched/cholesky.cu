@@ -669,48 +669,38 @@ struct CholWarpShape {
 };
 
 // AoS: cp.async of the stored triangles of a warp's EPT elements from e0 (those below
-// batch) to dst[q * es + tri_off(i) + j], element by element in memory order through the
-// map.
-template <int EPT, class T, class U>
-__device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, int nt, int64_t e0, int64_t batch,
+// batch), element by element in memory order through a map: W = 0, the triangle map's
+// entries to dst[q * es + tri_off(i) + j]; W > 0 (16-byte grid), the piece map's 16-byte
+// pieces, then its single entries, to dst[q * es + vrow_off(i) + j] (f64 n = 32: 272
+// copies an element where the triangle map's took 528).
+template <int EPT, int W = 0, class T, class U>
+__device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, int n, int64_t e0, int64_t batch,
                                              T *dst, int es, int lane) {
+    constexpr int WP = W > 0 ? W : 1;  // (W = 0: the piece counts unused)
+    const int np = tri_pieces<WP>(n), nm = piece_map_size<WP>(n);
 #pragma unroll
     for (int q = 0; q < EPT; ++q) {
         const int64_t e = e0 + q;
         if (e >= batch) break;
         const U *pe = a.p + e * a.stride;
         asm("" : "+l"(pe));  // the element's base held in registers, not recomputed per entry
-#pragma unroll 4
-        for (int t = lane; t < nt; t += 32) {
-            const int2 m = map[t];
-            __pipeline_memcpy_async(dst + q * es + map_sh(m), pe + uint32_t(m.x), sizeof(T));
-        }
-    }
-}
-
-// AoS on the 16-byte grid: the stored triangles of a warp's EPT elements from e0 (those
-// below batch) to dst[q * es + vrow_off(i) + j] through the piece map, its pieces by
-// 16-byte cp.async, then the rows' last entries one at a time (f64 n = 32: 272 copies
-// an element where the triangle map's took 528).
-template <int EPT, int W, class T>
-__device__ __forceinline__ void piece_prefetch(const Tri<T> &a, const int2 *map, int n, int64_t e0, int64_t batch,
-                                               T *dst, int es, int lane) {
-    const int np = tri_pieces<W>(n), nm = piece_map_size<W>(n);
-#pragma unroll
-    for (int q = 0; q < EPT; ++q) {
-        const int64_t e = e0 + q;
-        if (e >= batch) break;
-        const T *pe = a.p + e * a.stride;
-        asm("" : "+l"(pe));  // the element's base held in registers, not recomputed per entry
         T *const d = dst + q * es;
+        if constexpr (W > 0) {
 #pragma unroll 2
-        for (int t = lane; t < np; t += 32) {
-            const int2 m = map[t];
-            __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), 16);
-        }
-        for (int t = np + lane; t < nm; t += 32) {
-            const int2 m = map[t];
-            __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), sizeof(T));
+            for (int t = lane; t < np; t += 32) {
+                const int2 m = map[t];
+                __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), 16);
+            }
+            for (int t = np + lane; t < nm; t += 32) {
+                const int2 m = map[t];
+                __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), sizeof(T));
+            }
+        } else {
+#pragma unroll 4
+            for (int t = lane; t < tri_size(n); t += 32) {
+                const int2 m = map[t];
+                __pipeline_memcpy_async(d + map_sh(m), pe + uint32_t(m.x), sizeof(T));
+            }
         }
     }
 }
@@ -776,9 +766,9 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     __pipeline_memcpy_async(bdst + sl * TRI + map_sh(m), g.a.p + go, sizeof(T));
                 }
         } else if (vec) {
-            piece_prefetch<EPT, W>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
+            tri_prefetch<EPT, W>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         } else {
-            tri_prefetch<EPT>(g.a, map, nt, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
+            tri_prefetch<EPT>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         }
     };
     // Rows n .. C - 1 of both triangle slots hold an identity block, written once:
@@ -1326,7 +1316,7 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
                                             sizeof(T));
                 }
         } else {
-            tri_prefetch<EPT>(g.a, map, nt, e0, g.batch, sh + sl * SL, ES, lane);
+            tri_prefetch<EPT>(g.a, map, n, e0, g.batch, sh + sl * SL, ES, lane);
         }
         if (g.soa_b) {
             if (live(eq))
