@@ -651,10 +651,10 @@ struct CholWarpShape {
     // whole pieces (vrow_off); other plans keep the packed rows (tri_off) in the same
     // slots. (H200 run 276, three rounds: f64 AoS n = 32 0.190-0.192 -> 0.179-0.180 ms;
     // f64 n = 16 0.179-0.181 -> 0.207-0.208, f32 n = 16 0.192-0.194 -> 0.273, f32 n = 32
-    // 0.215-0.217 -> 0.290-0.291: the padded rows start on a multiple of 16 bytes, so a
-    // warp's row-per-lane reads of them meet 2- to 4-way bank conflicts, where the packed
-    // rows' starts, triangular numbers, fall on distinct banks; only f64 32 gains more from
-    // its staging than that costs.)
+    // 0.215-0.217 -> 0.290-0.291. The 16-byte copy-out alone, from packed rows, lost as
+    // much there (run 278), so the padded rows' bank conflicts (their starts on 16-byte
+    // multiples, where packed rows start on distinct banks) do not explain it alone; ncu
+    // (run 279) put the time in the waits for the next element's loads. Not understood.)
     static constexpr bool PIECES = sizeof(T) == 8 && C == 32 && !SOA;
     static constexpr int TRI = PIECES ? vrow_off<W>(C) : (tri_size(C) + W - 1) / W * W;
     static constexpr int ES = 2 * C + 2 * TRI;

@@ -97,14 +97,23 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
                     const T x = A.at(i, j, e);
                     if (std::memcmp(&x, &nan, sizeof(T)) != 0) FAIL_CHECK("other triangle written at " << i << ", " << j);
                 }
-        if (want != 0) continue;
-        // Reconstruction: L L^T (L = the factor as a lower triangle) against A, entrywise.
+        // A failed element (info f): its columns from f - 1 on keep their original bits,
+        // the columns before are factored (checked by reconstruction below).
+        const int64_t cols = want != 0 ? int64_t(want) - 1 : n;
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t j = cols; j <= i; ++j) {
+                const T *const x = l.lower ? &A.at(i, j, e) : &A.at(j, i, e);
+                if (std::memcmp(x, &A0[size_t(x - A.v.data())], sizeof(T)) != 0)
+                    FAIL_CHECK("column " << j << " written in an element that failed at column " << cols);
+            }
+        // Reconstruction: L L^T (L = the factor as a lower triangle) against A, entrywise,
+        // in the factored columns.
         auto L = [&](int64_t i, int64_t j) -> long double {
             if (j > i) return 0;
             return static_cast<long double>(l.lower ? A.at(i, j, e) : A.at(j, i, e));
         };
         for (int64_t i = 0; i < n; ++i)
-            for (int64_t j = 0; j <= i; ++j) {
+            for (int64_t j = 0; j <= i && j < cols; ++j) {
                 long double s = 0, sa = 0;
                 for (int64_t q = 0; q <= j; ++q) {
                     s += L(i, q) * L(j, q);
