@@ -5,7 +5,9 @@
 // and writes nothing else; gemv and dot planned for bulk copies (sm_90) on device arrays
 // on the grid (the copies) and off it (plain loads into the same stages), and SoA gemv
 // planned for staging by cp.async on arrays on the grid and off it (plain loads), match
-// a long-double reference and leave the outputs' padding alone.
+// a long-double reference and leave the outputs' padding alone; potrf's f64 warp kernel
+// of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
+// entry at a time (off it).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -333,4 +335,71 @@ TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on 
     // strides need not be on the grid).
     api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
     check_gemv<float>(su.small.h, rng, {16, 16, 16, 100004, 100003, false, 0.5, true, 1}, -1, nullptr);
+}
+
+// potrf's f64 warp kernel of n = 25..32 on AoS device arrays whose base, ld and stride
+// lie on the 16-byte grid (staged and copied out in 16-byte pieces) and on the same
+// arrays one value off the grid (an entry at a time): the same bits, the same info
+// (element 1 not positive definite at column n / 2: its copy-out stops inside a piece at
+// odd n / 2), and the other triangle (NaN) and the padding between elements untouched.
+// Row-major lower and column-major upper (the same memory).
+TEST_CASE("batched CUDA: potrf's 16-byte staging gives the bits of the entry-by-entry staging",
+          "[cuda][batched][potrf]") {
+    Setup su;
+    INFO("seed " << su.seed);
+    std::mt19937_64 &rng = su.rng;
+    std::uniform_real_distribution<double> u(-1, 1);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int64_t n : {25, 26, 30, 31, 32})
+        for (const bool row_lower : {true, false}) {
+            const int64_t ld = (n + 1) / 2 * 2, stride = ((n - 1) * ld + n + 1) / 2 * 2 + 2, batch = 2003;
+            INFO("n " << n << (row_lower ? ", row-major lower" : ", column-major upper"));
+            std::vector<double> a(size_t(batch * stride), -3.5);  // padding: -3.5
+            std::vector<double> m(size_t(n * n));
+            for (int64_t e = 0; e < batch; ++e) {
+                for (double &x : m) x = u(rng);
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j < n; ++j) {
+                        double s = i == j ? 1.0 : 0.0;
+                        for (int64_t q = 0; q < n; ++q) s += m[size_t(i * n + q)] * m[size_t(j * n + q)] / double(n);
+                        // Memory position (i, j) of row-major: logical (i, j) of row-major lower,
+                        // (j, i) of column-major upper: the lower triangle both ways.
+                        a[size_t(e * stride + i * ld + j)] = j <= i ? s : nan;
+                    }
+            }
+            a[size_t(1 * stride + (n / 2) * ld + n / 2)] = -1.0;
+            std::vector<double> out[2];
+            std::vector<int32_t> info[2];
+            for (int shift : {0, 1}) {
+                DeviceCopy<double> d(a, shift);
+                DeviceCopy<int32_t> di(std::vector<int32_t>(size_t(batch), -7), 0);
+                apairs_plan_t plan = nullptr;
+                api_ok(apairs_plan_create_potrf_batched(&plan, su.cx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                        row_lower ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR,
+                                                        row_lower ? APAIRS_UPLO_LOWER : APAIRS_UPLO_UPPER, n, ld,
+                                                        stride, batch));
+                run_plan(plan, "potrf_warp<", [&](apairs_plan_t p) { return apairs_plan_execute_potrf(p, d.p, di.p); });
+                cuda_ok(cudaDeviceSynchronize());
+                out[shift] = d.back();
+                info[shift] = di.back();
+            }
+            CHECK(std::memcmp(out[0].data(), out[1].data(), out[0].size() * sizeof(double)) == 0);
+            CHECK(info[0] == info[1]);
+            int64_t bad_info = 0, touched = 0, unfactored = 0;
+            for (int64_t e = 0; e < batch; ++e) {
+                bad_info += info[0][size_t(e)] != (e == 1 ? int32_t(n / 2 + 1) : 0);
+                for (int64_t x = 0; x < stride; ++x) {
+                    const int64_t i = x / ld, j = x % ld;
+                    const double got = out[0][size_t(e * stride + x)], was = a[size_t(e * stride + x)];
+                    const bool entry = i < n && j <= i;
+                    if (!entry || (e == 1 && j >= n / 2))  // not the triangle, or past the failure
+                        touched += std::memcmp(&got, &was, sizeof got) != 0;
+                    else
+                        unfactored += std::memcmp(&got, &was, sizeof got) == 0 && i != 0;
+                }
+            }
+            CHECK(bad_info == 0);
+            CHECK(touched == 0);
+            CHECK(unfactored < batch);  // (a factor entry may equal its input by chance, rarely)
+        }
 }
