@@ -644,8 +644,9 @@ struct CholWarpShape {
     // (C = 16: four elements a warp; C = 32: two). C = 24: 32 lanes, one row each.
     static constexpr bool FOLD = C != 24;
     static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
-    // Per element: two column buffers of C, then two packed triangles (padded to 16
-    // bytes): this element's and the next one's, prefetched while this one computes.
+    // Per element: two column buffers of C, then two triangles (packed rows, or with
+    // PIECES rows padded to whole pieces; each slot a multiple of 16 bytes): this
+    // element's and the next one's, prefetched while this one computes.
     // PIECES (f64, C = 32): AoS on the 16-byte grid is staged and copied out in whole
     // 16-byte pieces through the piece map, the triangle slots holding rows padded to
     // whole pieces (vrow_off); other plans keep the packed rows (tri_off) in the same
