@@ -919,34 +919,6 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     if (map_col(m) < lim)
                         g.a.p[int64_t(uint32_t(m.x)) * g.a.stride + ee] = bdst[slot * TRI + map_sh(m)];
                 }
-        } else if (vec) {
-            // Through the piece map: whole pieces by 16-byte stores (a failed element's piece
-            // that reaches its failing column entry by entry), then the rows' last entries.
-            __syncwarp();
-            const T *const src = sh + 2 * C + slot * TRI;
-            const int np = tri_pieces<W>(n), nm = piece_map_size<W>(n);
-#pragma unroll
-            for (int qq = 0; qq < EPT; ++qq) {
-                const int64_t ee = e0 + qq;
-                if (ee >= g.batch) break;
-                const int f = failsh[qq], lim = f == 0 ? C : f - 1;  // the columns written: below lim
-                T *const pe = g.a.p + ee * g.a.stride;
-                const T *const se = src + qq * ES;
-#pragma unroll 2
-                for (int t = lane; t < np; t += 32) {
-                    const int2 m = map[t];
-                    const int c = map_col(m);
-                    if (c + W <= lim)
-                        *reinterpret_cast<CholPack<T> *>(pe + uint32_t(m.x)) =
-                            *reinterpret_cast<const CholPack<T> *>(se + map_sh(m));
-                    else
-                        for (int w = 0; w < W && c + w < lim; ++w) pe[uint32_t(m.x) + w] = se[map_sh(m) + w];
-                }
-                for (int t = np + lane; t < nm; t += 32) {
-                    const int2 m = map[t];
-                    if (map_col(m) < lim) pe[uint32_t(m.x)] = se[map_sh(m)];
-                }
-            }
         } else if constexpr (sizeof(T) == 4 && C == 16) {
             // f32 n = 9 .. 16 AoS: the copy-out in the fast grids' memory order, as the
             // thread kernel's AoS copy-out (see there); n = 16 by the grid walk.
@@ -972,18 +944,40 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 });
             }
         } else {
+            // Through the map: vec, whole pieces by 16-byte stores (a failed element's piece
+            // that reaches its failing column entry by entry), then the rows' last entries;
+            // else entry by entry.
             __syncwarp();
             const T *const src = sh + 2 * C + slot * TRI;
+            const int np = tri_pieces<W>(n), nm = piece_map_size<W>(n);
 #pragma unroll
             for (int qq = 0; qq < EPT; ++qq) {
                 const int64_t ee = e0 + qq;
                 if (ee >= g.batch) break;
                 const int f = failsh[qq], lim = f == 0 ? C : f - 1;  // the columns written: below lim
                 T *const pe = g.a.p + ee * g.a.stride;
+                const T *const se = src + qq * ES;
+                if (vec) {
+#pragma unroll 2
+                    for (int t = lane; t < np; t += 32) {
+                        const int2 m = map[t];
+                        const int c = map_col(m);
+                        if (c + W <= lim)
+                            *reinterpret_cast<CholPack<T> *>(pe + uint32_t(m.x)) =
+                                *reinterpret_cast<const CholPack<T> *>(se + map_sh(m));
+                        else
+                            for (int w = 0; w < W && c + w < lim; ++w) pe[uint32_t(m.x) + w] = se[map_sh(m) + w];
+                    }
+                    for (int t = np + lane; t < nm; t += 32) {
+                        const int2 m = map[t];
+                        if (map_col(m) < lim) pe[uint32_t(m.x)] = se[map_sh(m)];
+                    }
+                } else {
 #pragma unroll 4
-                for (int t = lane; t < nt; t += 32) {
-                    const int2 m = map[t];
-                    if (map_col(m) < lim) pe[uint32_t(m.x)] = src[qq * ES + map_sh(m)];
+                    for (int t = lane; t < nt; t += 32) {
+                        const int2 m = map[t];
+                        if (map_col(m) < lim) pe[uint32_t(m.x)] = src[qq * ES + map_sh(m)];
+                    }
                 }
             }
         }
