@@ -35,15 +35,17 @@
 //     AoS copy-outs take the grid walk (per-lane offsets worked out once). Each column is
 //     scaled by the pivot's reciprocal, as in the warp kernels.
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
-//     rounded up). C = 16 and 32: C / 2 lanes per element (four or two elements a warp),
-//     lane r holding rows r and C - 1 - r (every lane C + 1 entries); C = 24: 32 lanes,
-//     lane r holding row r. Right-looking, each scaled column through a shared buffer
+//     rounded up). C = 16 and 32: f64 C / 2 lanes per element (four or two elements a
+//     warp), lane r holding rows r and C - 1 - r (every lane C + 1 entries); f32 C / 4
+//     lanes (eight or four elements a warp), rows r, C / 2 - 1 - r, C / 2 + r and C - 1 - r
+//     (2 (C + 1) entries); C = 24: 32 lanes, lane r holding row r. Right-looking, each scaled column through a shared buffer
 //     (two in turn: one __syncwarp a column) read back with 16-byte loads; the same sums
 //     in the same order. Branch-free columns: the pivot's reciprocal taken once and
 //     multiplied (other bits than the dividing block kernel, within the same bound), the
 //     next pivot by a shuffle ahead of the column's update, rows n .. C - 1 an identity
 //     block instead of a test of n. The warp kernels stage with cp.async into two slots
-//     per element: the next element's loads are in flight while this one computes. SoA
+//     per element (a warp's slots spread over the banks): the next element's loads are in
+//     flight while this one computes. SoA
 //     operands are staged and copied out by the whole block (a warp's accesses of an
 //     entry span the block's consecutive elements: whole sectors), with a __syncthreads
 //     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa). f64
@@ -620,10 +622,11 @@ __global__ void CHOL_GRID_MAXNREG(T, true, N) potrf_thread_sync_kernel(const Pot
 // potrf, warp-group: the rows of the factor in registers, C = 16, 24 or 32 entries a row
 // (n rounded up; those past the diagonal are scratch, never stored; rows n .. C - 1 an
 // identity block). C = 24: 32 lanes per element, lane r holding row r. C = 16 and 32
-// (FOLD): C / 2 lanes per element, lane r holding rows r and C - 1 - r, so that every
-// lane has C + 1 entries of the triangle (one row a lane leaves lane r idle for the
-// C - 1 - r fmas of each column past its own row) and each column's serial chain is
-// shared by 64 / C elements. Column j: every lane takes the pivot's sqrt and its
+// (FOLD): C / R lanes per element, R rows a lane from both ends of the triangle (R = 2:
+// rows r and C - 1 - r; R = 4: r, C / 2 - 1 - r, C / 2 + r and C - 1 - r), so that every
+// lane has R (C + 1) / 2 entries of the triangle (one row a lane leaves lane r idle for
+// the C - 1 - r fmas of each column past its own row) and each column's serial chain is
+// shared by 32 R / C elements. Column j: every lane takes the pivot's sqrt and its
 // reciprocal, scales its entries (rows above j: scratch) and puts them into a shared
 // column buffer (two, used in turn, so one __syncwarp per column), which every lane
 // reads back with 16-byte loads for its rows' update a_rk = fma(-l_rj, l_kj, a_rk),
@@ -640,10 +643,16 @@ struct alignas(16) CholPack {
 
 template <class T, int C, bool SOA>
 struct CholWarpShape {
-    // FOLD (C = 16, 32): C / 2 lanes per element, lane r holding rows r and C - 1 - r
-    // (C = 16: four elements a warp; C = 32: two). C = 24: 32 lanes, one row each.
+    // FOLD (C = 16, 32): C / R lanes per element, R rows a lane (the slots below): f64 R =
+    // 2, lane r holding rows r and C - 1 - r (C = 16: four elements a warp; C = 32: two);
+    // f32 R = 4, rows r, H - 1 - r, H + r and C - 1 - r (H = C / 2; eight or four
+    // elements a warp), so that each warp instruction of a column's chain serves twice
+    // the elements (H200 run 285, the slots spread over the banks in both: AoS n = 16
+    // 0.192 -> 0.184 ms, n = 32 0.210 either way, SoA n = 16 0.146 -> 0.134, n = 32 0.190 ->
+    // 0.172; f64 R = 4 would hold 66 doubles a lane). C = 24: 32 lanes, one row each.
     static constexpr bool FOLD = C != 24;
-    static constexpr int G = FOLD ? C / 2 : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
+    static constexpr int R = !FOLD ? 1 : sizeof(T) == 4 ? 4 : 2;
+    static constexpr int G = FOLD ? C / R : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
     // Per element: two column buffers of C, then two triangles (packed rows, or with
     // PIECES rows padded to whole pieces; each slot a multiple of 16 bytes): this
     // element's and the next one's, prefetched while this one computes.
@@ -658,14 +667,36 @@ struct CholWarpShape {
     // (run 279) put the time in the waits for the next element's loads. Not understood.)
     static constexpr bool PIECES = sizeof(T) == 8 && C == 32 && !SOA;
     static constexpr int TRI = PIECES ? vrow_off<W>(C) : (tri_size(C) + W - 1) / W * W;
-    static constexpr int ES = 2 * C + 2 * TRI;
+    // An element's slot, padded so that a warp's EPT slots start 128 / EPT bytes apart mod
+    // 128 (ES = NB / EPT mod NB, NB values filling the 32 banks): the elements' 16-byte
+    // loads of their column buffers, and their rows' loads and stores, fall on distinct
+    // banks where slots of a multiple of 128 bytes put them all on the same ones (H200 run
+    // 286: f64 SoA n = 16 0.162 -> 0.140 ms, f64 AoS n = 16 0.180 -> 0.177; run 285: f32
+    // AoS n = 32 0.216 -> 0.210, SoA n = 16 0.154 -> 0.146, n = 32 0.200 -> 0.190, the
+    // others within the spread). C = 24, one element a warp, keeps its slots.
+    static constexpr int NB = 128 / int(sizeof(T));
+    static constexpr int ES0 = 2 * C + 2 * TRI;
+    static constexpr int ES = !FOLD ? ES0 : ES0 + (NB / EPT - ES0 % NB + NB) % NB;
     static constexpr int64_t TEAM_BYTES = round16(int64_t(EPT) * ES * sizeof(T) + EPT * 4);
     // The register budget: left alone, ptxas hoists a column's shared loads into the next
     // pivot's chain and takes ~1.5x the registers (fewer warps). Where AoS and SoA differ,
-    // each is the budget at which CUDA 13.0's ptxas spills nothing.
+    // each is the budget at which CUDA 13.0's ptxas spills nothing. (f32 C = 32: 168, the
+    // 12 warps an SM its slots' shared memory allows.)
     static constexpr int regs(bool soa) {
-        return sizeof(T) == 4 ? (C <= 16 ? (soa ? 72 : 64) : C <= 24 ? 80 : soa ? 100 : 104)
-                              : (C <= 16 ? 104 : C <= 24 ? 128 : soa ? 168 : 176);
+        return sizeof(T) == 4 ? (C <= 16 ? 96 : C <= 24 ? 80 : 168) : (C <= 16 ? 104 : C <= 24 ? 128 : soa ? 168 : 176);
+    }
+    // Slot s of lane r (FOLD): its row, and the rows' bound (every row of slot s is below
+    // len(s)); and row i's slot and lane.
+    __device__ static constexpr int row_of(int s, int r) {
+        return R == 2 ? (s == 0 ? r : C - 1 - r) : s == 0 ? r : s == 1 ? C / 2 - 1 - r : s == 2 ? C / 2 + r : C - 1 - r;
+    }
+    __host__ __device__ static constexpr int len(int s) { return R == 2 ? (s == 0 ? C / 2 : C) : (s + 1) * C / 4; }
+    __device__ static constexpr int slot_of(int i) {
+        return R == 2 ? (i < C / 2 ? 0 : 1) : i < C / 4 ? 0 : i < C / 2 ? 1 : i < 3 * C / 4 ? 2 : 3;
+    }
+    __device__ static constexpr int lane_of(int i) {
+        return R == 2 ? (i < C / 2 ? i : C - 1 - i)
+                      : i < C / 4 ? i : i < C / 2 ? C / 2 - 1 - i : i < 3 * C / 4 ? i - C / 2 : C - 1 - i;
     }
 };
 
@@ -731,7 +762,7 @@ __global__ void __maxnreg__((CholWarpShape<T, C, SOA>::regs(SOA))) potrf_warp_ke
 __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
 #endif
     using Shape = CholWarpShape<T, C, SOA>;
-    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI;
+    constexpr int G = Shape::G, EPT = Shape::EPT, W = Shape::W, ES = Shape::ES, TRI = Shape::TRI, R = Shape::R;
     extern __shared__ __align__(16) unsigned char chol_smem[];
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
@@ -804,41 +835,46 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
         // elements go into the other slot once this one's rows are in registers (its last
         // readers, the previous copy-out, finished before the barrier above).
         if constexpr (Shape::FOLD) {
-            // C / 2 lanes per element: lane r holds rows r (a, C / 2 entries) and C - 1 - r
-            // (b, C), every lane C + 1 entries of the triangle; a column's update costs
-            // max(0, C / 2 - 1 - j) + C - 1 - j fmas for 64 / C elements (one row a lane:
-            // 64 / C (C - 1 - j)), and the pivot's chain is shared by 64 / C elements.
-            static_assert(C % 2 == 0, "rows in pairs");
-            constexpr int H = C / 2;
-            const int r2 = C - 1 - r, oa = roff(r), ob = roff(r2);
-            T a[H], b[C];
+            // C / R lanes per element, R rows a lane (slot sl: row row_of(sl, r), its
+            // entries below len(sl)); a column's update costs the sum over the slots of
+            // max(0, len(sl) - 1 - j) fmas for EPT elements (one row a lane: 64 / C
+            // (C - 1 - j) for two), and the pivot's chain is shared by EPT elements. (The
+            // loops over k run to C and test len(sl): unrolled before sl is known, a bound
+            // of len(sl) left them rolled, x in local memory.)
+            static_assert(C % (2 * R) == 0, "rows in pairs");
+            int row[R], off[R];
 #pragma unroll
-            for (int k = 0; k < H; ++k) a[k] = k <= r ? tri[oa + k] : T(0);
+            for (int sl = 0; sl < R; ++sl) row[sl] = Shape::row_of(sl, r), off[sl] = roff(row[sl]);
+            T x[R][C];
 #pragma unroll
-            for (int k = 0; k < C; ++k) b[k] = k <= r2 ? tri[ob + k] : T(0);
+            for (int sl = 0; sl < R; ++sl)
+#pragma unroll
+                for (int k = 0; k < C; ++k)
+                    if (k < Shape::len(sl)) x[sl][k] = k <= row[sl] ? tri[off[sl] + k] : T(0);
             if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
             __pipeline_commit();
-            T d = __shfl_sync(kCholFull, a[0], 0, G);
+            T d = __shfl_sync(kCholFull, x[0][0], 0, G);
 #pragma unroll
             for (int j = 0; j < C; ++j) {
                 if (fail == 0 && !(d > T(0))) fail = j + 1;
                 const T ljj = sqrt(d), inv = chol_rcp(ljj);
-                T la = T(0);
-                if (j < H) {
-                    la = a[j] * inv;
-                    a[j] = r == j ? ljj : la;
+                T l[R];
+#pragma unroll
+                for (int sl = 0; sl < R; ++sl) {
+                    l[sl] = T(0);
+                    if (j < Shape::len(sl)) {
+                        l[sl] = x[sl][j] * inv;
+                        x[sl][j] = row[sl] == j ? ljj : l[sl];
+                    }
                 }
-                const T lb = b[j] * inv;
-                b[j] = r2 == j ? ljj : lb;
                 if (j + 1 < C) {
-                    // Row j + 1 is lane j + 1's a (j + 1 < H) or lane C - 2 - j's b.
-                    if (j + 1 < H)
-                        d = __shfl_sync(kCholFull, fma(-la, la, a[j + 1]), j + 1, G);
-                    else
-                        d = __shfl_sync(kCholFull, fma(-lb, lb, b[j + 1]), C - 2 - j, G);
+                    // Row j + 1 is slot slot_of(j + 1) of lane lane_of(j + 1).
+                    const int so = Shape::slot_of(j + 1);
+                    d = __shfl_sync(kCholFull, fma(-l[so], l[so], x[so][j + 1]), Shape::lane_of(j + 1), G);
                     T *const col = buf + (j & 1) * C;
-                    if (j < H) col[r] = la;
-                    col[r2] = lb;
+#pragma unroll
+                    for (int sl = 0; sl < R; ++sl)
+                        if (j < Shape::len(sl)) col[row[sl]] = l[sl];
                     __syncwarp();
 #pragma unroll
                     for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
@@ -846,22 +882,21 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
 #pragma unroll
                         for (int w = 0; w < W; ++w) {
                             const int k = k0 + w;
-                            if (k > j && k < H) a[k] = fma(-la, u.v[w], a[k]);
-                            if (k > j) b[k] = fma(-lb, u.v[w], b[k]);
+#pragma unroll
+                            for (int sl = 0; sl < R; ++sl)
+                                if (k > j && k < Shape::len(sl)) x[sl][k] = fma(-l[sl], u.v[w], x[sl][k]);
                         }
                     }
                 }
             }
             if (fail > n) fail = 0;
             if (e < g.batch) {
-                if (r < n)
 #pragma unroll
-                    for (int k = 0; k < H; ++k)
-                        if (k <= r) tri[oa + k] = a[k];
-                if (r2 < n)
+                for (int sl = 0; sl < R; ++sl)
+                    if (row[sl] < n)
 #pragma unroll
-                    for (int k = 0; k < C; ++k)
-                        if (k <= r2) tri[ob + k] = b[k];
+                        for (int k = 0; k < C; ++k)
+                            if (k < Shape::len(sl) && k <= row[sl]) tri[off[sl] + k] = x[sl][k];
             }
         } else {
             // C = 24: one row a lane.
@@ -1639,7 +1674,10 @@ KernelSpec potrf_kernel_for(const PotrfProblem &pb) {
         const bool fold = n <= 16 || n > 24;  // CholWarpShape<T, C>::FOLD: C != 24
         k.why = fmt::format("n = {} (at most {}): {} lanes per element, {} of the factor each in registers, "
                             "right-looking, the pivot by a shuffle and each column shared through shared memory",
-                            n, kWarpMaxN, k.group, fold ? "two rows (r and C - 1 - r, C = 16 or 32)" : "one row");
+                            n, kWarpMaxN, k.group,
+                            !fold ? "one row"
+                            : f64 ? "two rows (r and C - 1 - r, C = 16 or 32)"
+                                  : "four rows (r, C/2 - 1 - r, C/2 + r and C - 1 - r, C = 16 or 32)");
     }
     return k;
 }
