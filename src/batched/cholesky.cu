@@ -37,21 +37,22 @@
 //   potrf, 8 < n <= 32: warp-group, the rows of L in registers, C = 16, 24 or 32 (n
 //     rounded up). C = 16 and 32: f64 C / 2 lanes per element (four or two elements a
 //     warp), lane r holding rows r and C - 1 - r (every lane C + 1 entries); f32 C / 4
-//     lanes (eight or four elements a warp), rows r, C / 2 - 1 - r, C / 2 + r and C - 1 - r
-//     (2 (C + 1) entries); C = 24: 32 lanes, lane r holding row r. Right-looking, each scaled column through a shared buffer
-//     (two in turn: one __syncwarp a column) read back with 16-byte loads; the same sums
-//     in the same order. Branch-free columns: the pivot's reciprocal taken once and
-//     multiplied (other bits than the dividing block kernel, within the same bound), the
-//     next pivot by a shuffle ahead of the column's update, rows n .. C - 1 an identity
-//     block instead of a test of n. The warp kernels stage with cp.async into two slots
-//     per element (a warp's slots spread over the banks): the next element's loads are in
-//     flight while this one computes. SoA
-//     operands are staged and copied out by the whole block (a warp's accesses of an
-//     entry span the block's consecutive elements: whole sectors), with a __syncthreads
-//     before each; their plan grows the block to runs of 64 bytes (plan_warp_soa). f64
-//     AoS of n = 25 .. 32 whose base, ld and stride lie on the 16-byte grid, without
-//     swap, is staged and copied out in whole 16-byte pieces (the piece map; rows padded
-//     to whole pieces in shared memory), the others an entry at a time.
+//     lanes (eight or four elements a warp), rows r, C / 2 - 1 - r, C / 2 + r and
+//     C - 1 - r (2 (C + 1) entries); C = 24: 32 lanes, lane r holding row r.
+//     Right-looking, each scaled column through a shared buffer (two in turn: one
+//     __syncwarp a column) read back with 16-byte loads; the same sums in the same order.
+//     Branch-free columns: the pivot's reciprocal taken once and multiplied (other bits
+//     than the dividing block kernel, within the same bound), the next pivot by a shuffle
+//     ahead of the column's update, rows n .. C - 1 an identity block instead of a test
+//     of n. The warp kernels stage with cp.async into two slots per element (a warp's
+//     element slots padded apart over the banks): the next element's loads are in flight
+//     while this one computes. SoA operands are staged and copied out by the whole block
+//     (a warp's accesses of an entry span the block's consecutive elements: whole
+//     sectors), with a __syncthreads before each; their plan grows the block to runs of
+//     64 bytes (plan_warp_soa). f64 AoS of n = 25 .. 32 whose base, ld and stride lie on
+//     the 16-byte grid, without swap, is staged and copied out in whole 16-byte pieces
+//     (the piece map; rows padded to whole pieces in shared memory), the others an entry
+//     at a time.
 //   potrf, n > 32 (the rows kernel): a warp per element, its packed triangle staged in
 //     shared memory as the potrs rows kernel's (below; the copy-out walks the triangle at
 //     every n) and factored there left-looking, lane l owning rows l, l + 32, ...
@@ -91,7 +92,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -643,13 +643,14 @@ struct alignas(16) CholPack {
 
 template <class T, int C, bool SOA>
 struct CholWarpShape {
-    // FOLD (C = 16, 32): C / R lanes per element, R rows a lane (the slots below): f64 R =
-    // 2, lane r holding rows r and C - 1 - r (C = 16: four elements a warp; C = 32: two);
+    // FOLD (C = 16, 32): C / R lanes per element, R rows a lane (its parts, below): f64 R
+    // = 2, lane r holding rows r and C - 1 - r (C = 16: four elements a warp; C = 32: two);
     // f32 R = 4, rows r, H - 1 - r, H + r and C - 1 - r (H = C / 2; eight or four
     // elements a warp), so that each warp instruction of a column's chain serves twice
-    // the elements (H200 run 285, the slots spread over the banks in both: AoS n = 16
-    // 0.192 -> 0.184 ms, n = 32 0.210 either way, SoA n = 16 0.146 -> 0.134, n = 32 0.190 ->
-    // 0.172; f64 R = 4 would hold 66 doubles a lane). C = 24: 32 lanes, one row each.
+    // the elements (H200 run 285, the element slots padded in both: AoS n = 16 0.192 ->
+    // 0.184 ms, n = 32 0.210 either way, SoA n = 16 0.146 -> 0.134, n = 32 0.190 -> 0.172;
+    // f64 R = 4 would hold 80 doubles a lane, the parts' registers running to len(p)).
+    // C = 24: 32 lanes, one row each.
     static constexpr bool FOLD = C != 24;
     static constexpr int R = !FOLD ? 1 : sizeof(T) == 4 ? 4 : 2;
     static constexpr int G = FOLD ? C / R : C <= 16 ? 16 : 32, EPT = 32 / G, W = 16 / sizeof(T);
@@ -664,16 +665,19 @@ struct CholWarpShape {
     // 0.215-0.217 -> 0.290-0.291. The 16-byte copy-out alone, from packed rows, lost as
     // much there (run 278), so the padded rows' bank conflicts (their starts on 16-byte
     // multiples, where packed rows start on distinct banks) do not explain it alone; ncu
-    // (run 279) put the time in the waits for the next element's loads. Not understood.)
+    // (run 279) put the time in the waits for the next element's loads. Not understood;
+    // f32 n = 32 lost as much again with R = 4 and the padded slots, run 286: 0.210 ->
+    // 0.265 ms.)
     static constexpr bool PIECES = sizeof(T) == 8 && C == 32 && !SOA;
     static constexpr int TRI = PIECES ? vrow_off<W>(C) : (tri_size(C) + W - 1) / W * W;
     // An element's slot, padded so that a warp's EPT slots start 128 / EPT bytes apart mod
     // 128 (ES = NB / EPT mod NB, NB values filling the 32 banks): the elements' 16-byte
     // loads of their column buffers, and their rows' loads and stores, fall on distinct
-    // banks where slots of a multiple of 128 bytes put them all on the same ones (H200 run
-    // 286: f64 SoA n = 16 0.162 -> 0.140 ms, f64 AoS n = 16 0.180 -> 0.177; run 285: f32
-    // AoS n = 32 0.216 -> 0.210, SoA n = 16 0.154 -> 0.146, n = 32 0.200 -> 0.190, the
-    // others within the spread). C = 24, one element a warp, keeps its slots.
+    // banks, where unpadded slots (a multiple of 128 bytes but at f32 C = 16, 64 mod 128)
+    // put them all on one or two offsets (H200 run 286: f64 SoA n = 16 0.162 -> 0.140 ms,
+    // f64 AoS n = 16 0.180 -> 0.177; run 285: f32 AoS n = 32 0.216 -> 0.210, SoA n = 16
+    // 0.154 -> 0.146, n = 32 0.200 -> 0.190, the others within the spread). C = 24, one
+    // element a warp, keeps its slots.
     static constexpr int NB = 128 / int(sizeof(T));
     static constexpr int ES0 = 2 * C + 2 * TRI;
     static constexpr int ES = !FOLD ? ES0 : ES0 + (NB / EPT - ES0 % NB + NB) % NB;
@@ -685,18 +689,29 @@ struct CholWarpShape {
     static constexpr int regs(bool soa) {
         return sizeof(T) == 4 ? (C <= 16 ? 96 : C <= 24 ? 80 : 168) : (C <= 16 ? 104 : C <= 24 ? 128 : soa ? 168 : 176);
     }
-    // Slot s of lane r (FOLD): its row, and the rows' bound (every row of slot s is below
-    // len(s)); and row i's slot and lane.
-    __device__ static constexpr int row_of(int s, int r) {
-        return R == 2 ? (s == 0 ? r : C - 1 - r) : s == 0 ? r : s == 1 ? C / 2 - 1 - r : s == 2 ? C / 2 + r : C - 1 - r;
+    // Part p of lane r (FOLD; a lane's R rows are its parts): the part's row, and the
+    // bound len(p) of its entries (every row of part p is below len(p)); and row i's part
+    // and lane.
+    __host__ __device__ static constexpr int row_of(int p, int r) {
+        return R == 2 ? (p == 0 ? r : C - 1 - r) : p == 0 ? r : p == 1 ? C / 2 - 1 - r : p == 2 ? C / 2 + r : C - 1 - r;
     }
-    __host__ __device__ static constexpr int len(int s) { return R == 2 ? (s == 0 ? C / 2 : C) : (s + 1) * C / 4; }
-    __device__ static constexpr int slot_of(int i) {
+    __host__ __device__ static constexpr int len(int p) { return R == 2 ? (p == 0 ? C / 2 : C) : (p + 1) * C / 4; }
+    __host__ __device__ static constexpr int part_of(int i) {
         return R == 2 ? (i < C / 2 ? 0 : 1) : i < C / 4 ? 0 : i < C / 2 ? 1 : i < 3 * C / 4 ? 2 : 3;
     }
-    __device__ static constexpr int lane_of(int i) {
+    __host__ __device__ static constexpr int lane_of(int i) {
         return R == 2 ? (i < C / 2 ? i : C - 1 - i)
                       : i < C / 4 ? i : i < C / 2 ? C / 2 - 1 - i : i < 3 * C / 4 ? i - C / 2 : C - 1 - i;
+    }
+    // Every row 0 .. C - 1 held once: by part part_of(i) of lane lane_of(i), below its bound.
+    static constexpr bool parts_cover() {
+        if constexpr (FOLD) {
+            for (int i = 0; i < C; ++i) {
+                const int p = part_of(i), r = lane_of(i);
+                if (p >= R || r >= G || row_of(p, r) != i || i >= len(p)) return false;
+            }
+        }
+        return true;
     }
 };
 
@@ -835,22 +850,22 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
         // elements go into the other slot once this one's rows are in registers (its last
         // readers, the previous copy-out, finished before the barrier above).
         if constexpr (Shape::FOLD) {
-            // C / R lanes per element, R rows a lane (slot sl: row row_of(sl, r), its
-            // entries below len(sl)); a column's update costs the sum over the slots of
-            // max(0, len(sl) - 1 - j) fmas for EPT elements (one row a lane: 64 / C
-            // (C - 1 - j) for two), and the pivot's chain is shared by EPT elements. (The
-            // loops over k run to C and test len(sl): unrolled before sl is known, a bound
-            // of len(sl) left them rolled, x in local memory.)
-            static_assert(C % (2 * R) == 0, "rows in pairs");
+            // C / R lanes per element, R rows a lane (part p: row row_of(p, r), its
+            // entries below len(p)); a column's update costs each lane the sum over its
+            // parts of max(0, len(p) - 1 - j) fmas, for EPT elements a warp (one row a lane
+            // would cost R (C - 1 - j) for as many), and the pivot's chain is shared by EPT
+            // elements. (The loops over k run to C and test len(p): unrolled before p is
+            // known, a bound of len(p) left them rolled, x in local memory.)
+            static_assert(C % (2 * R) == 0 && Shape::parts_cover(), "every row held once, from both ends");
             int row[R], off[R];
 #pragma unroll
-            for (int sl = 0; sl < R; ++sl) row[sl] = Shape::row_of(sl, r), off[sl] = roff(row[sl]);
+            for (int p = 0; p < R; ++p) row[p] = Shape::row_of(p, r), off[p] = roff(row[p]);
             T x[R][C];
 #pragma unroll
-            for (int sl = 0; sl < R; ++sl)
+            for (int p = 0; p < R; ++p)
 #pragma unroll
                 for (int k = 0; k < C; ++k)
-                    if (k < Shape::len(sl)) x[sl][k] = k <= row[sl] ? tri[off[sl] + k] : T(0);
+                    if (k < Shape::len(p)) x[p][k] = k <= row[p] ? tri[off[p] + k] : T(0);
             if (eb + step < g.batch) prefetch(eb + step, slot ^ 1);
             __pipeline_commit();
             T d = __shfl_sync(kCholFull, x[0][0], 0, G);
@@ -860,21 +875,21 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 const T ljj = sqrt(d), inv = chol_rcp(ljj);
                 T l[R];
 #pragma unroll
-                for (int sl = 0; sl < R; ++sl) {
-                    l[sl] = T(0);
-                    if (j < Shape::len(sl)) {
-                        l[sl] = x[sl][j] * inv;
-                        x[sl][j] = row[sl] == j ? ljj : l[sl];
+                for (int p = 0; p < R; ++p) {
+                    l[p] = T(0);
+                    if (j < Shape::len(p)) {
+                        l[p] = x[p][j] * inv;
+                        x[p][j] = row[p] == j ? ljj : l[p];
                     }
                 }
                 if (j + 1 < C) {
-                    // Row j + 1 is slot slot_of(j + 1) of lane lane_of(j + 1).
-                    const int so = Shape::slot_of(j + 1);
-                    d = __shfl_sync(kCholFull, fma(-l[so], l[so], x[so][j + 1]), Shape::lane_of(j + 1), G);
+                    // Row j + 1 is part part_of(j + 1) of lane lane_of(j + 1).
+                    const int po = Shape::part_of(j + 1);
+                    d = __shfl_sync(kCholFull, fma(-l[po], l[po], x[po][j + 1]), Shape::lane_of(j + 1), G);
                     T *const col = buf + (j & 1) * C;
 #pragma unroll
-                    for (int sl = 0; sl < R; ++sl)
-                        if (j < Shape::len(sl)) col[row[sl]] = l[sl];
+                    for (int p = 0; p < R; ++p)
+                        if (j < Shape::len(p)) col[row[p]] = l[p];
                     __syncwarp();
 #pragma unroll
                     for (int k0 = (j + 1) / W * W; k0 < C; k0 += W) {
@@ -883,8 +898,8 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                         for (int w = 0; w < W; ++w) {
                             const int k = k0 + w;
 #pragma unroll
-                            for (int sl = 0; sl < R; ++sl)
-                                if (k > j && k < Shape::len(sl)) x[sl][k] = fma(-l[sl], u.v[w], x[sl][k]);
+                            for (int p = 0; p < R; ++p)
+                                if (k > j && k < Shape::len(p)) x[p][k] = fma(-l[p], u.v[w], x[p][k]);
                         }
                     }
                 }
@@ -892,11 +907,11 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
             if (fail > n) fail = 0;
             if (e < g.batch) {
 #pragma unroll
-                for (int sl = 0; sl < R; ++sl)
-                    if (row[sl] < n)
+                for (int p = 0; p < R; ++p)
+                    if (row[p] < n)
 #pragma unroll
                         for (int k = 0; k < C; ++k)
-                            if (k < Shape::len(sl) && k <= row[sl]) tri[off[sl] + k] = x[sl][k];
+                            if (k < Shape::len(p) && k <= row[p]) tri[off[p] + k] = x[p][k];
             }
         } else {
             // C = 24: one row a lane.
@@ -961,7 +976,8 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
             const T *const src = sh + 2 * C + slot * TRI;
             if (n == C) {
                 // The source recomputed here (an opaque team index): held from the
-                // kernel's start, it was the one value ptxas spilled at 64 registers.
+                // kernel's start, it was the one value ptxas spilled at 64 registers (the
+                // budget of two rows a lane; not tried again at four's 96).
                 int tm = team;
                 asm volatile("" : "+r"(tm));
                 const T *const src2 = reinterpret_cast<const T *>(region(tm)) + 2 * C + slot * TRI;

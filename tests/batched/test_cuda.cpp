@@ -7,7 +7,8 @@
 // planned for staging by cp.async on arrays on the grid and off it (plain loads), match
 // a long-double reference and leave the outputs' padding alone; potrf's f64 warp kernel
 // of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
-// entry at a time (off it).
+// entry at a time (off it); potrf's warp kernels (n = 9..32) give the bits of their
+// column loop emulated on the host.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -401,5 +402,94 @@ TEST_CASE("batched CUDA: potrf's 16-byte staging gives the bits of the entry-by-
             CHECK(bad_info == 0);
             CHECK(touched == 0);
             CHECK(unfactored < batch);  // (a factor entry may equal its input by chance, rarely)
+        }
+}
+
+// The potrf warp kernels' column loop (n = 9..32: two rows a lane in double, four in
+// float, one at n = 17..24), emulated on the host: right-looking, column j's pivot d, its
+// square root s and correctly rounded reciprocal 1 / s, the column scaled by it, every
+// entry k > j of every row below updated by fma(-l_ij, l_kj, a_ik) in order of j, and
+// info = j + 1 at the first pivot not > 0. The device must give these bits for every
+// factored entry, AoS and SoA, and the same info, and leave the columns from a failure on
+// (elements 5 and 7: columns n / 2 and 0) as they were.
+template <class T>
+int emulate_warp_potrf(std::vector<T> &a, int64_t n) {  // a: n x n row-major, lower used
+    int fail = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        const T d = a[size_t(j * n + j)];
+        if (fail == 0 && !(d > T(0))) fail = int(j + 1);
+        const T s = std::sqrt(d), inv = T(1) / s;
+        for (int64_t i = j + 1; i < n; ++i) a[size_t(i * n + j)] = a[size_t(i * n + j)] * inv;
+        a[size_t(j * n + j)] = s;
+        for (int64_t i = j + 1; i < n; ++i)
+            for (int64_t k = j + 1; k <= i; ++k)
+                a[size_t(i * n + k)] = std::fma(-a[size_t(i * n + j)], a[size_t(k * n + j)], a[size_t(i * n + k)]);
+    }
+    return fail;
+}
+
+TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their column loop emulated on the host",
+                   "[cuda][batched][potrf]", float, double) {
+    using T = TestType;
+    Setup su;
+    INFO("seed " << su.seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    for (int64_t n : {9, 12, 16, 17, 24, 25, 31, 32})
+        for (const bool soa : {false, true}) {
+            INFO("n " << n << (soa ? " SoA" : " AoS"));
+            const int64_t batch = 1003, ld = n, stride = soa ? batch + 5 : n * n + 3;
+            auto at = [&](int64_t e, int64_t i, int64_t j) {
+                return size_t(soa ? (i * ld + j) * stride + e : e * stride + i * ld + j);
+            };
+            std::vector<T> a(size_t(soa ? n * ld * stride : batch * stride), T(-3.5));  // padding: -3.5
+            std::vector<std::vector<T>> want(size_t(batch), std::vector<T>(size_t(n * n)));
+            std::vector<int32_t> want_info(static_cast<size_t>(batch));
+            std::vector<double> m(size_t(n * n));
+            for (int64_t e = 0; e < batch; ++e) {
+                for (double &x : m) x = u(su.rng);
+                std::vector<T> &w = want[size_t(e)];
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j <= i; ++j) {
+                        double s = i == j ? 1.0 : 0.0;
+                        for (int64_t q = 0; q < n; ++q) s += m[size_t(i * n + q)] * m[size_t(j * n + q)] / double(n);
+                        w[size_t(i * n + j)] = T(s);
+                    }
+                if (e == 5) w[size_t((n / 2) * n + n / 2)] = T(-1);
+                if (e == 7) w[0] = T(0);
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j <= i; ++j) a[at(e, i, j)] = w[size_t(i * n + j)];
+                want_info[size_t(e)] = emulate_warp_potrf(w, n);
+            }
+            CHECK(want_info[5] == int32_t(n / 2 + 1));
+            CHECK(want_info[7] == 1);
+            DeviceCopy<T> d(a, 0);
+            DeviceCopy<int32_t> di(std::vector<int32_t>(size_t(batch), -7), 0);
+            apairs_plan_t plan = nullptr;
+            api_ok(apairs_plan_create_potrf_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                                                    APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, n, ld, stride, batch));
+            run_plan(plan, "potrf_warp<", [&](apairs_plan_t p) { return apairs_plan_execute_potrf(p, d.p, di.p); });
+            cuda_ok(cudaDeviceSynchronize());
+            const std::vector<T> got = d.back();
+            const std::vector<int32_t> info = di.back();
+            CHECK(info == want_info);
+            int64_t differ = 0, touched = 0;
+            for (int64_t e = 0; e < batch; ++e) {
+                const int f = want_info[size_t(e)];
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j <= i; ++j) {
+                        const T g = got[at(e, i, j)];
+                        const T w = f > 0 && j >= f - 1 ? a[at(e, i, j)] : want[size_t(e)][size_t(i * n + j)];
+                        differ += std::memcmp(&g, &w, sizeof g) != 0;
+                    }
+            }
+            // Everything outside the triangles (the other triangle, padding) untouched.
+            std::vector<char> tri(a.size(), 0);
+            for (int64_t e = 0; e < batch; ++e)
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j <= i; ++j) tri[at(e, i, j)] = 1;
+            for (size_t x = 0; x < a.size(); ++x) touched += !tri[x] && std::memcmp(&got[x], &a[x], sizeof(T)) != 0;
+            CHECK(differ == 0);
+            CHECK(touched == 0);
         }
 }
