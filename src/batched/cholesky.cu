@@ -723,8 +723,6 @@ struct CholWarpShape {
 template <int EPT, int W = 0, class T, class U>
 __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, int n, int64_t e0, int64_t batch,
                                              T *dst, int es, int lane) {
-    constexpr int WP = W > 0 ? W : 1;  // (W = 0: the piece counts unused)
-    const int np = tri_pieces<WP>(n), nm = piece_map_size<WP>(n);
 #pragma unroll
     for (int q = 0; q < EPT; ++q) {
         const int64_t e = e0 + q;
@@ -733,6 +731,7 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
         asm("" : "+l"(pe));  // the element's base held in registers, not recomputed per entry
         T *const d = dst + q * es;
         if constexpr (W > 0) {
+            const int np = tri_pieces<W>(n), nm = piece_map_size<W>(n);
 #pragma unroll 2
             for (int t = lane; t < np; t += 32) {
                 const int2 m = map[t];
@@ -782,7 +781,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
     const int team = threadIdx.x / 32, lane = threadIdx.x % 32, teams = blockDim.x / 32;
     const int q = lane / G, r = lane % G, n = g.n, nt = tri_size(n);
     const int2 *const map = reinterpret_cast<const int2 *>(chol_smem);
-    const bool vec = Shape::PIECES && !SOA && g.vec;  // whole 16-byte pieces through the piece map
+    const bool vec = Shape::PIECES && g.vec;  // (AoS only) whole 16-byte pieces through the piece map
     if (vec)
         build_piece_map<W>(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld));
     else
