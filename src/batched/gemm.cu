@@ -1193,22 +1193,38 @@ __global__ void PIPE_REGS((SoaPipe<T, TY, TX, TM, TN, QV, KS, STAGES>::MAX_REGS)
         };
         if constexpr (SPREAD > 0) {
             const int spread = min(SPREAD, ks);
+            // One piece a k-step, A's then B's, each a step from the last (piece(p)'s
+            // 64-bit products were some 30 instructions a k-step, now 18; H200 run 272,
+            // three rounds against the previous library: f32 0.310-0.314 -> 0.294-0.310
+            // ms, f64 unchanged, 0.271-0.279).
+            auto next_piece = [&](int l) {
+                if (l == PA) run_src = sp_bo, run_dst = shared_address(sp_bs);
+                cp_async16_to<L2_LINE>(run_dst, run_src);
+                const bool in_a = l < PA;
+                run_src += in_a ? da : db;
+                run_dst += unsigned(in_a ? RA * KSP * E * int(sizeof(T)) : RB * NT * E * int(sizeof(T)));
+            };
+            // Float unrolls a whole slice, its pieces at fixed k-steps (H200 runs 274 and
+            // 291, three rounds each against the loop in the same call: f32 32 x 32
+            // 0.293-0.298 -> 0.287-0.293 ms; double lost 55 % unrolled, run 274). Blocks of
+            // two units (64-byte runs) lost in both types (run 291: f32 0.293-0.306 ms, f64
+            // 0.275 -> 0.336-0.346).
+            constexpr bool UNROLL = sizeof(T) == 4 && PA + PB == SPREAD && SPREAD == KS;
+            if (UNROLL && ks == KS) {
+#pragma unroll
+                for (int l = 0; l < KS; ++l) {
+                    step(l);
+                    if (sp_on) next_piece(l);
+                }
+            } else {
 #pragma unroll 1
-            for (int l = 0; l < ks; ++l) {
-                step(l);
-                if (sp_on && l < spread) {
-                    if (PA + PB == SPREAD && spread == SPREAD) {
-                        // One piece a k-step, A's then B's, each a step from the last
-                        // (piece(p)'s 64-bit products were some 30 instructions a k-step,
-                        // now 18; H200 run 272, three rounds against the previous library:
-                        // f32 0.310-0.314 -> 0.294-0.310 ms, f64 unchanged, 0.271-0.279).
-                        if (l == PA) run_src = sp_bo, run_dst = shared_address(sp_bs);
-                        cp_async16_to<L2_LINE>(run_dst, run_src);
-                        const bool in_a = l < PA;
-                        run_src += in_a ? da : db;
-                        run_dst += unsigned(in_a ? RA * KSP * E * int(sizeof(T)) : RB * NT * E * int(sizeof(T)));
-                    } else {
-                        for (int p = l; p < PA + PB; p += spread) piece(p);
+                for (int l = 0; l < ks; ++l) {
+                    step(l);
+                    if (sp_on && l < spread) {
+                        if (PA + PB == SPREAD && spread == SPREAD)
+                            next_piece(l);
+                        else
+                            for (int p = l; p < PA + PB; p += spread) piece(p);
                     }
                 }
             }
