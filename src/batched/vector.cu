@@ -9,8 +9,10 @@
 //   SoA: thread-per-element (vec_soa_kernel). Entry (i, l) of consecutive elements is
 //     contiguous, so a warp's 32 elements load whole lines; each thread keeps RT row sums
 //     of EW elements 32 apart in registers (RT x EW = 8; f32 rows of 1 where 2 would
-//     fill the device: EW = 4 adjacent elements, each entry's 4 in one 16-byte load, a
-//     warp's load 512 bytes, where 32 apart it was 128). Few elements: EW = 1, and W
+//     fill 7/8 of the device: EW = 4 adjacent elements, each entry's 4 in one 16-byte
+//     load, a warp's load 512 bytes, where 32 apart it was 128). Rows of one element (EW
+//     = 1) or of 4 adjacent ones take the loads of 8 or 4 columns before their fmas
+//     (H200 run 300: f32 dot SoA 89-95 % -> 93-100 % of the bound). Few elements: EW = 1, and W
 //     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
 //     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
@@ -223,8 +225,42 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
             for (int j = 0; j < EW; ++j) v[j] = double(w[j]);
         }
     };
+    int l = 0;
+    if constexpr (FULL && RT == 1 && EW == 1) {
+        // One row of one element a thread (dot; gemv of one row): the loads of KU
+        // columns first, then their fmas in order (the same sums), 2 KU loads in flight
+        // where the loop below, as compiled, issued a column's loads behind the fma of
+        // the one before (H200 run 300: f32 dot SoA n = 512 0.286-0.287 -> 0.270-0.273 ms).
+        constexpr int KU = 8;
+        for (; l + KU <= g.cols; l += KU) {
+            T av[KU], xv[KU];
+#pragma unroll
+            for (int u = 0; u < KU; ++u) av[u] = __ldg(ap + u * g.ac), xv[u] = __ldg(xp + u * g.xi);
+#pragma unroll
+            for (int u = 0; u < KU; ++u) acc[0][0] = fma(double(av[u]), double(xv[u]), acc[0][0]);
+            ap += KU * g.ac, xp += KU * g.xi;
+        }
+    } else if constexpr (VL && RT == 1) {
+        // EW adjacent elements a thread by 16-byte loads (f32 dot): the same, KU = 4, so
+        // 8 loads of 16 bytes in flight where the loop kept 4 (60 registers against 46:
+        // 32 warps an SM against 40). Run 300, three rounds: n = 16 0.287-0.290 ->
+        // 0.276-0.279 ms, n = 32 0.277-0.280 -> 0.269-0.273, n = 64 0.265-0.273 ->
+        // 0.256-0.259, but n = 160 0.272-0.273 -> 0.273-0.278 (1.55 grid-stride rounds
+        // of its 209715 threads where there were 1.2).
+        constexpr int KU = 4;
+        for (; l + KU <= g.cols; l += KU) {
+            T av[KU][EW], xv[KU][EW];
+#pragma unroll
+            for (int u = 0; u < KU; ++u) load_vec(ap + u * g.ac, av[u]), load_vec(xp + u * g.xi, xv[u]);
+#pragma unroll
+            for (int u = 0; u < KU; ++u)
+#pragma unroll
+                for (int j = 0; j < EW; ++j) acc[j][0] = fma(double(av[u][j]), double(xv[u][j]), acc[j][0]);
+            ap += KU * g.ac, xp += KU * g.xi;
+        }
+    }
 #pragma unroll 2
-    for (int l = 0; l < g.cols; ++l, ap += g.ac, xp += g.xi) {
+    for (; l < g.cols; ++l, ap += g.ac, xp += g.xi) {
         double xl[EW];
         if constexpr (VL) {
             load_run(xp, xl);
@@ -1233,7 +1269,10 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
         // H100: n = 160 B = 838860 0.407 -> 0.386 ms (one round of 209715 threads, where 2
         // per thread 32 apart took 1.55 grid-stride rounds); n = 16..64 (was 8 per thread
         // 32 apart, 128 bytes a load) 0.413 -> 0.397, 0.403 -> 0.386, 0.396 -> 0.377.
-        if (sizeof(T) == 4 && rt == 1 && (o.batch + 63) / 64 * 32 >= fill) ew = 4;
+        // From 7/8 of a fill since the loads of 4 columns go out together (soa_tile): n =
+        // 512 B = 262144 (0.97 of a fill) 0.270-0.273 ms on one element a thread, 0.256-0.260
+        // here (H200 run 300).
+        if (sizeof(T) == 4 && rt == 1 && (o.batch + 63) / 64 * 32 >= fill * 7 / 8) ew = 4;
         const int64_t tiles = (o.rows + rt - 1) / rt, groups = (o.batch + 32 * ew - 1) / (32 * ew);
         // Many elements of 3 rows or more (tiles of 4 or 8 rows), their items (groups of
         // 32 EW elements x row tiles) at least half a fill of warps: the staged kernel, its
