@@ -269,8 +269,9 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
         // 8 loads of 16 bytes in flight where the loop kept 4 (60 registers against 46:
         // 32 warps an SM against 40). Run 300, three rounds: n = 16 0.287-0.290 ->
         // 0.276-0.279 ms, n = 32 0.277-0.280 -> 0.269-0.273, n = 64 0.265-0.273 ->
-        // 0.256-0.259, but n = 160 0.272-0.273 -> 0.273-0.278 (1.55 grid-stride rounds
-        // of its 209715 threads where there were 1.2).
+        // 0.256-0.259; n = 160 0.272-0.273 -> 0.273-0.278, within the spread of run 302
+        // (where KU = 3, 50 registers, gained nothing at n = 160 and lost n = 512: 0.256
+        // -> 0.269 ms).
         constexpr int KU = 4;
         for (; l + KU <= g.cols; l += KU) {
             T av[KU][EW], xv[KU][EW];
