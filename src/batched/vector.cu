@@ -12,9 +12,10 @@
 //     fill 7/8 of the device: EW = 4 adjacent elements, each entry's 4 in one 16-byte
 //     load, a warp's load 512 bytes, where 32 apart it was 128). Rows of one element (EW
 //     = 1) or of 4 adjacent ones take the loads of 8 or 4 columns before their fmas
-//     (H200 run 300: f32 dot SoA 89-95 % -> 93-100 % of the bound). Few elements: EW = 1, and W
-//     warps share 32 elements, a warp per row tile (no reduction, hence no barrier); few
-//     elements of more than 8 rows, with room for twice the warps, take tiles of 4 rows.
+//     (H200 run 300: f32 dot SoA n = 16..512 89-98 % -> 93-101 % of the bound). Few
+//     elements: EW = 1, and W warps share 32 elements, a warp per row tile (no
+//     reduction, hence no barrier); few elements of more than 8 rows, with room for
+//     twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
 //     order through shared memory.
@@ -254,7 +255,8 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
         // One row of one element a thread (dot; gemv of one row): the loads of KU
         // columns first, then their fmas in order (the same sums), 2 KU loads in flight
         // where the loop below, as compiled, issued a column's loads behind the fma of
-        // the one before (H200 run 300: f32 dot SoA n = 512 0.286-0.287 -> 0.270-0.273 ms).
+        // the one before (H200 run 300: f32 dot SoA n = 512, B = 262144, 0.286-0.287 ->
+        // 0.270-0.273 ms; the 4-adjacent kernel below now takes that batch).
         constexpr int KU = 8;
         for (; l + KU <= g.cols; l += KU) {
             T av[KU], xv[KU];
@@ -1488,7 +1490,8 @@ bool launch_flat(const Op &o, const CudaConfig &cfg, void *stream, const void *a
     g.lg_gl = lg2(f.gl), g.lg_slots = f.lg_slots;
     g.alpha = alpha, g.beta = beta;
     g.batch = o.batch;
-    // flat_shape: ae and ar on the chunk grid; RC = 2 loads x entry by entry.
+    // flat_shape: ae and ar on the chunk grid; RC = 2 loads x as one 8-byte piece or entry
+    // by entry (flat_body), whatever x's alignment.
     g.vec = on16(a) && (f.rc == 2 || (on16(x) && xe % V == 0));
     g.tail = f.rc == 1 ? o.cols % V != 0 : o.rows % f.rc != 0;
     launch_planned(cfg, stream, g, what);

@@ -125,7 +125,7 @@ std::vector<DotCase> dot_cases() {
     // Batches for several grid-stride rounds of the device: thread-per-element SoA, a
     // warp-group of 2..4 lanes on packed aligned and misaligned AoS, warp-per-element.
     cs.push_back(DotCase{3, 600001, true, 0, 0, 0, 0});
-    // f32 SoA, 4 adjacent elements per thread (batches from 2 x 1024 per SM: 270336 on 132
+    // f32 SoA, 4 adjacent elements per thread (batches from 2 x 896 per SM: 236481 on 132
     // SMs): padded strides and an offset (host arrays are staged with the batch as the
     // stride: an odd one here, so entry by entry), the last thread's elements past the
     // batch; on the 16-byte grid (a batch that is a multiple of 4: one 16-byte load an
@@ -134,8 +134,9 @@ std::vector<DotCase> dot_cases() {
     cs.push_back(DotCase{3, 600004, true, 3, 3, 0, 0});
     cs.push_back(DotCase{2, 2200004, true, 1, 1, 0, 0});
     // f32 SoA 4 adjacent elements a thread, 37 columns (9 rounds of 4 columns loaded
-    // together, then one alone), on a batch that fills less than the device but more than
-    // 7/8 of it on GPUs of 123 to 139 SMs (the H100's and H200's 132).
+    // together, then one alone), on a batch whose threads at two elements each fill less
+    // than the device but more than 7/8 of it on GPUs of 123 to 139 SMs (the H100 SXM's
+    // and H200's 132); double: one element a thread, 4 rounds of 8 columns, then 5.
     cs.push_back(DotCase{37, 250004, true, 0, 0, 0, 0});
     cs.push_back(DotCase{16, 200003, false, 0, 0, 0, 0});
     cs.push_back(DotCase{17, 100003, false, 0, 0, 1, 1});
