@@ -181,11 +181,9 @@ __device__ __forceinline__ void store_ab(T *p, double sum, double alpha, double 
     const double as = __dmul_rn(alpha, sum);
     *p = T(beta != 0 ? __fma_rn(beta, double(*p), as) : as);
 }
-// Two consecutive entries as one access.
+// Two consecutive entries as one access (8 or 16 bytes).
 template <class T>
-struct alignas(2 * sizeof(T)) Pair {
-    T v[2];
-};
+using Pair = std::conditional_t<sizeof(T) == 4, float2, double2>;
 template <int B, class T>
 __device__ __forceinline__ bool is_aligned(const T *p) {
     return reinterpret_cast<uintptr_t>(p) % B == 0;
@@ -197,11 +195,11 @@ __device__ __forceinline__ void store_ab2(T *p, double s0, double s1, double alp
     Pair<T> o;
     if (beta != 0) {
         const Pair<T> y = *reinterpret_cast<const Pair<T> *>(p);
-        o.v[0] = T(__fma_rn(beta, double(y.v[0]), a0));
-        o.v[1] = T(__fma_rn(beta, double(y.v[1]), a1));
+        o.x = T(__fma_rn(beta, double(y.x), a0));
+        o.y = T(__fma_rn(beta, double(y.y), a1));
     } else {
-        o.v[0] = T(a0);
-        o.v[1] = T(a1);
+        o.x = T(a0);
+        o.y = T(a1);
     }
     *reinterpret_cast<Pair<T> *>(p) = o;
 }
@@ -251,34 +249,29 @@ __device__ __forceinline__ void soa_tile(const Args<T> &g, int64_t base, int i0,
         }
     };
     int l = 0;
-    if constexpr (FULL && RT == 1 && EW == 1) {
-        // One row of one element a thread (dot; gemv of one row): the loads of KU
-        // columns first, then their fmas in order (the same sums), 2 KU loads in flight
-        // where the loop below, as compiled, issued a column's loads behind the fma of
-        // the one before (H200 run 300: f32 dot SoA n = 512, B = 262144, 0.286-0.287 ->
-        // 0.270-0.273 ms; the 4-adjacent kernel below now takes that batch).
-        constexpr int KU = 8;
-        for (; l + KU <= g.cols; l += KU) {
-            T av[KU], xv[KU];
-#pragma unroll
-            for (int u = 0; u < KU; ++u) av[u] = __ldg(ap + u * g.ac), xv[u] = __ldg(xp + u * g.xi);
-#pragma unroll
-            for (int u = 0; u < KU; ++u) acc[0][0] = fma(double(av[u]), double(xv[u]), acc[0][0]);
-            ap += KU * g.ac, xp += KU * g.xi;
-        }
-    } else if constexpr (VL && RT == 1) {
-        // EW adjacent elements a thread by 16-byte loads (f32 dot): the same, KU = 4, so
-        // 8 loads of 16 bytes in flight where the loop kept 4 (60 registers against 46:
-        // 32 warps an SM against 40). Run 300, three rounds: n = 16 0.287-0.290 ->
-        // 0.276-0.279 ms, n = 32 0.277-0.280 -> 0.269-0.273, n = 64 0.265-0.273 ->
-        // 0.256-0.259; n = 160 0.272-0.273 -> 0.273-0.278, within the spread of run 302
-        // (where KU = 3, 50 registers, gained nothing at n = 160 and lost n = 512: 0.256
-        // -> 0.269 ms).
-        constexpr int KU = 4;
+    if constexpr (RT == 1 && (VL || (FULL && EW == 1))) {
+        // One row a thread (dot; gemv of one row), of one element or (VL) of EW adjacent
+        // ones by 16-byte loads: the loads of KU columns first, then their fmas in order
+        // (the same sums), where the loop below, as compiled, kept 2 loads of 4 bytes in
+        // flight (one element: the next column's behind this one's fma) or 4 of 16 (VL).
+        // VL takes KU = 4 (60 registers against 46: 32 warps an SM against 40). H200 run
+        // 300, three rounds against the loop: f32 dot SoA n = 512, B = 262144, one
+        // element a thread 0.286-0.287 -> 0.270-0.273 ms (the VL kernel now takes that
+        // batch: 0.256-0.260); VL n = 16 0.287-0.290 -> 0.276-0.279, n = 32 0.277-0.280
+        // -> 0.269-0.273, n = 64 0.265-0.273 -> 0.256-0.259; n = 160 0.272-0.273 ->
+        // 0.273-0.278, within the spread of run 302 (where KU = 3, 50 registers, gained
+        // nothing at n = 160 and lost n = 512: 0.256 -> 0.269 ms).
+        constexpr int KU = VL ? 4 : 8;
         for (; l + KU <= g.cols; l += KU) {
             T av[KU][EW], xv[KU][EW];
 #pragma unroll
-            for (int u = 0; u < KU; ++u) load_vec(ap + u * g.ac, av[u]), load_vec(xp + u * g.xi, xv[u]);
+            for (int u = 0; u < KU; ++u) {
+                if constexpr (VL) {
+                    load_vec(ap + u * g.ac, av[u]), load_vec(xp + u * g.xi, xv[u]);
+                } else {
+                    av[u][0] = __ldg(ap + u * g.ac), xv[u][0] = __ldg(xp + u * g.xi);
+                }
+            }
 #pragma unroll
             for (int u = 0; u < KU; ++u)
 #pragma unroll
@@ -816,8 +809,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
 #pragma unroll
                     for (int l = 0; l < V; ++l) xv[u][0][l] = T(0);
                     if (nr > 0 && is_aligned<COLS * sizeof(T)>(xp)) {
-                        using W = std::conditional_t<sizeof(T) == 4, float2, double2>;
-                        const W x2 = __ldg(reinterpret_cast<const W *>(xp));
+                        const Pair<T> x2 = __ldg(reinterpret_cast<const Pair<T> *>(xp));
                         xv[u][0][0] = x2.x, xv[u][0][1] = x2.y;
                     } else {
 #pragma unroll
