@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,7 @@ using namespace apairs::cuda;
 namespace {
 
 constexpr int kStreams = 3;
+constexpr int kMaxOperands = 4;  // arrays an op takes (gesv: A, ipiv, B, info)
 constexpr int64_t kDefaultStaging = int64_t(192) << 20;
 
 // Device bytes one element of `op` occupies when staged (its AoS stride, or its SoA
@@ -114,7 +116,9 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
                   const void *const *arrays, const ChunkLaunch &launch) {
     DeviceScope scope(device);
     cudaStream_t caller = static_cast<cudaStream_t>(stream_ptr);
-    std::vector<bool> host(static_cast<size_t>(count));
+    // (fixed arrays: an execute of device arrays allocates nothing on the host)
+    if (count > kMaxOperands) fail(APAIRS_ERROR_INTERNAL, "{} operands, at most {}", count, kMaxOperands);
+    std::array<bool, kMaxOperands> host{};
     bool any_host = false;
     for (int k = 0; k < count; ++k) {
         int dev = -1;
@@ -125,8 +129,8 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
         host[size_t(k)] = kind == Memory::Host;
         any_host = any_host || host[size_t(k)];
     }
-    std::vector<Matrix> mats(static_cast<size_t>(count));
-    std::vector<void *> ptrs(static_cast<size_t>(count));
+    std::array<Matrix, kMaxOperands> mats{};
+    std::array<void *, kMaxOperands> ptrs{};
     if (!any_host) {
         for (int k = 0; k < count; ++k) mats[size_t(k)] = ops[k].m, ptrs[size_t(k)] = const_cast<void *>(arrays[k]);
         launch(batch, mats.data(), ptrs.data(), caller);

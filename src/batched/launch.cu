@@ -105,14 +105,10 @@ CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, i
     return base;
 }
 
-void ensure_shared(const CudaConfig &cfg) { ensure_dynamic_shared(cfg.kernel, cfg.dynamic_shared); }
-
 void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what) {
-    ensure_shared(cfg);
     void *params[] = {args};
-    check(cudaLaunchKernel(cfg.kernel, dim3(unsigned(cfg.grid)), dim3(unsigned(cfg.block_threads)), params,
-                           size_t(cfg.dynamic_shared), static_cast<cudaStream_t>(stream)),
-          what);
+    launch_raw(cfg.kernel, dim3(unsigned(cfg.grid)), dim3(unsigned(cfg.block_threads)), params, cfg.dynamic_shared,
+               static_cast<cudaStream_t>(stream), what);
 }
 
 }  // namespace apairs::batched

@@ -61,10 +61,6 @@ inline KernelSpec rows_kernel_spec(const void *fn, int64_t slot_bytes) {
 CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, int device, double occupancy_target,
                      const std::string &what);
 
-// At launch: raises the planned kernel's dynamic shared-memory limit again if something
-// lowered it since planning.
-void ensure_shared(const CudaConfig &cfg);
-
 // Queues the planned kernel with `args` (one struct, passed by value) on `stream`.
 void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what);
 template <class Args>

@@ -1491,11 +1491,9 @@ dim3 grid_for(const CudaConfig &cfg, int64_t batch, int64_t per_block) {
 }
 
 void queue(const CudaConfig &cfg, void *stream, int64_t batch, int64_t per_block, void *args, const char *what) {
-    ensure_shared(cfg);
     void *params[] = {args};
-    check(cudaLaunchKernel(cfg.kernel, grid_for(cfg, batch, per_block), dim3(unsigned(cfg.block_threads)), params,
-                           size_t(cfg.dynamic_shared), static_cast<cudaStream_t>(stream)),
-          what);
+    launch_raw(cfg.kernel, grid_for(cfg, batch, per_block), dim3(unsigned(cfg.block_threads)), params,
+               cfg.dynamic_shared, static_cast<cudaStream_t>(stream), what);
 }
 
 // Elements per block of the planned getrf kernel: the thread kernel's threads, the warp

@@ -192,6 +192,20 @@ void ensure_dynamic_shared(const void *kernel, int64_t bytes) {
               "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
 }
 
+void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
+                const char *what) {
+    cudaError_t err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
+    if (err != cudaSuccess && shared > 48 * 1024) {
+        cudaGetLastError();  // this launch's own (non-sticky) error
+        cudaFuncAttributes fa{};
+        // (an error of another cause is reported as it was)
+        if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.maxDynamicSharedSizeBytes < shared &&
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) == cudaSuccess)
+            err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
+    }
+    check(err, what);
+}
+
 void copy_rows(void *dst, int64_t dpitch, const void *src, int64_t spitch, int64_t width,
                int64_t rows, cudaMemcpyKind kind, cudaStream_t stream, const char *name) {
     // (the message is formatted only on failure: a successful copy allocates nothing)

@@ -83,6 +83,15 @@ private:
 // planning time may find it lowered by another plan of the same kernel since.
 void ensure_dynamic_shared(const void *kernel, int64_t bytes);
 
+// Queues `kernel` with `params` as cudaLaunchKernel takes them, checked by the launch's
+// own status. A kernel planned above 48 KB of dynamic shared memory may find its limit
+// lowered since (as ensure_dynamic_shared says; or by a device reset): such a launch
+// fails without running, and is tried once more after the limit is raised again. So a
+// call queries no attribute (cudaFuncGetAttributes took 0.7 us of CPU time a launch
+// where the launch itself took 5, H200 run 310 of tools/gpu-notes.md).
+void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
+                const char *what);
+
 // Copies `rows` rows of `width` bytes between pitched arrays, asynchronously; a failure
 // names the array `name` and the direction. Allocates nothing unless it fails, so copies
 // out of a call's outputs follow its allocations without one between them.

@@ -8,7 +8,8 @@
 // a long-double reference and leave the outputs' padding alone; potrf's f64 warp kernel
 // of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
 // entry at a time (off it); potrf's warp kernels (n = 9..32) give the bits of their
-// column loop emulated on the host.
+// column loop emulated on the host; an execute whose kernel's shared-memory limit was
+// lowered after planning raises it again and runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,11 +17,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "apairs.h"
+#include "batched/cuda.hpp"
 #include "catch.hpp"
 #include "cuda_checks.hpp"
 
@@ -143,7 +146,8 @@ struct GemvShape {
     int64_t pad = 1;  // SoA: x's and y's entries batch + pad apart
 };
 template <class T>
-void check_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, int shift, const char *kernel) {
+void check_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, int shift, const char *kernel,
+                const std::function<void()> &before_execute = {}) {
     const int64_t m = c.m, n = c.n, ld = c.ld, sa = c.sa, batch = c.batch;
     const bool trans = c.trans, soa = c.soa;
     const double beta = c.beta;
@@ -170,6 +174,7 @@ void check_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, 
         &plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
         trans ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR, trans ? APAIRS_OP_T : APAIRS_OP_N, trans ? n : m,
         trans ? m : n, alpha, beta, ld, sa, sx, sy, batch));
+    if (before_execute) before_execute();
     std::vector<T> out = y;
     if (shift < 0) {
         run_plan(plan, kernel,
@@ -296,6 +301,38 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     // partial stage), so most blocks of the plan's grid get no stage of a chunk and some one.
     api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
     check_gemv<double>(su.small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
+}
+
+// The dynamic shared-memory limit belongs to the kernel, not to the plan: lowered after
+// planning (here by hand; by another plan or a device reset in use), the launch fails
+// without running and is made again once the limit is raised (cuda/runtime.cuh,
+// launch_raw): the execute succeeds, with the plan's results, and the limit is back.
+// [api-error]: compute-sanitizer reports the launch that fails on purpose.
+TEST_CASE("batched CUDA: an execute raises its kernel's shared-memory limit again where it was lowered since "
+          "planning",
+          "[cuda][batched][gemv][api-error]") {
+    Setup su;
+    INFO("seed " << su.seed);
+    // f64 64 x 64 (AoS, y padded by one entry): the bulk kernel on sm_90, whose stages ask
+    // for more than 48 KB a block (elsewhere the flat kernel, which asks for less: nothing
+    // to test).
+    const GemvShape c{64, 64, 64, 64 * 64, 3001, false, 0.5};
+    const apairs::batched::GemvProblem pb = apairs::batched::make_gemv_problem(
+        APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS, APAIRS_ORDER_ROW_MAJOR, APAIRS_OP_N, c.m, c.n, -0.75, c.beta, c.ld, c.sa,
+        c.n, c.m + 1, c.batch);
+    const apairs::batched::CudaConfig cfg = apairs::batched::plan_gemv_cuda(pb, 0, 0.0);
+    INFO(cfg.why_model << ", " << cfg.dynamic_shared << " bytes of dynamic shared memory a block");
+    if (cfg.dynamic_shared <= 48 * 1024) {
+        WARN("the plan asks for no more than the default 48 KB on this device: nothing to lower");
+        return;
+    }
+    check_gemv<double>(su.cx.h, su.rng, c, 0, "gemv_bulk<", [&] {
+        cuda_ok(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
+    });
+    cudaFuncAttributes fa{};
+    cuda_ok(cudaFuncGetAttributes(&fa, cfg.kernel));
+    CHECK(fa.maxDynamicSharedSizeBytes >= cfg.dynamic_shared);
+    CHECK(cudaPeekAtLastError() == cudaSuccess);  // the failed launch's error read and cleared
 }
 
 TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on the 16-byte grid and off it",
