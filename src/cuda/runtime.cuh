@@ -85,8 +85,10 @@ void ensure_dynamic_shared(const void *kernel, int64_t bytes);
 
 // Queues `kernel` with `params` as cudaLaunchKernel takes them, checked by the launch's
 // own status. A kernel planned above 48 KB of dynamic shared memory may find its limit
-// lowered since (as ensure_dynamic_shared says; or by a device reset): such a launch
-// fails without running, and is tried once more after the limit is raised again. So a
+// lower at a launch: lowered since (as ensure_dynamic_shared says), or never raised in
+// the context the call runs in (the limit is a context's: the thread's current one at
+// the call may not be the one planning found). Such a launch fails without running, and
+// is tried once more after the limit is raised in the current context. So a
 // call queries no attribute (cudaFuncGetAttributes took 0.7 us of CPU time a launch
 // where the launch itself took 5, H200 run 310 of tools/gpu-notes.md).
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,

@@ -303,10 +303,11 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     check_gemv<double>(su.small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
 }
 
-// The dynamic shared-memory limit belongs to the kernel, not to the plan: lowered after
-// planning (here by hand; by another plan or a device reset in use), the launch fails
-// without running and is made again once the limit is raised (cuda/runtime.cuh,
-// launch_raw): the execute succeeds, with the plan's results, and the limit is back.
+// The dynamic shared-memory limit belongs to the kernel (in a context), not to the plan:
+// lower at a launch than planning set (here lowered by hand; in use, by another plan, or
+// a call in another CUDA context than planning's), the launch fails without running and
+// is made again once the limit is raised (cuda/runtime.cuh, launch_raw): the execute
+// succeeds, with the plan's results, and the limit is back.
 // [api-error]: compute-sanitizer reports the launch that fails on purpose.
 TEST_CASE("batched CUDA: an execute raises its kernel's shared-memory limit again where it was lowered since "
           "planning",
