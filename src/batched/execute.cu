@@ -15,7 +15,6 @@ using namespace apairs::cuda;
 namespace {
 
 constexpr int kStreams = 3;
-constexpr int kMaxOperands = 4;  // arrays an op takes (gesv: A, ipiv, B, info)
 constexpr int64_t kDefaultStaging = int64_t(192) << 20;
 
 // Device bytes one element of `op` occupies when staged (its AoS stride, or its SoA
@@ -116,8 +115,8 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
                   const void *const *arrays, const ChunkLaunch &launch) {
     DeviceScope scope(device);
     cudaStream_t caller = static_cast<cudaStream_t>(stream_ptr);
-    // (fixed arrays: an execute of device arrays allocates nothing on the host)
-    if (count > kMaxOperands) fail(APAIRS_ERROR_INTERNAL, "{} operands, at most {}", count, kMaxOperands);
+    // (fixed arrays, count <= kMaxOperands: an execute of device arrays allocates nothing
+    // on the host)
     std::array<bool, kMaxOperands> host{};
     bool any_host = false;
     for (int k = 0; k < count; ++k) {

@@ -29,7 +29,8 @@ using ChunkLaunch = std::function<void(int64_t batch, const Matrix *mats, void *
 
 // Runs the op: device arrays in place, host arrays staged `chunk` elements at a time (the
 // plan's staging_chunk). Returns after queuing when every array is in device memory, else
-// when the host arrays are written.
+// when the host arrays are written. At most kMaxOperands operands (gesv: A, ipiv, B, info).
+constexpr int kMaxOperands = 4;
 void execute_cuda(int device, void *stream, int64_t chunk, int64_t batch, const Operand *ops, int count,
                   const void *const *arrays, const ChunkLaunch &launch);
 

@@ -419,6 +419,7 @@ private:
     typename Op::Problem pb_;
 #if APAIRS_HAVE_CUDA
     typename Op::Config cuda_;
+    static_assert(Op::arity <= kMaxOperands, "execute_cuda's fixed arrays hold every operand");
     Operand ops_[Op::arity];
     int64_t chunk_ = 0;  // elements per chunk of staged host arrays
 #endif

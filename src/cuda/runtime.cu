@@ -196,7 +196,7 @@ void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_
                 const char *what) {
     cudaError_t err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
     if (err != cudaSuccess && shared > 48 * 1024) {
-        cudaGetLastError();  // this launch's own (non-sticky) error
+        cudaGetLastError();  // this launch's error (cudaFuncSetAttribute below clears it anyway)
         cudaFuncAttributes fa{};
         // (an error of another cause is reported as it was)
         if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.maxDynamicSharedSizeBytes < shared &&

@@ -90,7 +90,10 @@ void ensure_dynamic_shared(const void *kernel, int64_t bytes);
 // the call may not be the one planning found). Such a launch fails without running, and
 // is tried once more after the limit is raised in the current context. So a
 // call queries no attribute (cudaFuncGetAttributes took 0.7 us of CPU time a launch
-// where the launch itself took 5, H200 run 310 of tools/gpu-notes.md).
+// where the launch itself took 5, H200 run 310 of tools/gpu-notes.md). Raising a limit
+// clears an error pending in the runtime (cudaFuncSetAttribute does, run 314; so did the
+// query before every launch whenever it had to raise one): the one exception to the
+// rule of `launch` above.
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
                 const char *what);
 

@@ -307,7 +307,8 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
 // lower at a launch than planning set (here lowered by hand; in use, by another plan, or
 // a call in another CUDA context than planning's), the launch fails without running and
 // is made again once the limit is raised (cuda/runtime.cuh, launch_raw): the execute
-// succeeds, with the plan's results, and the limit is back.
+// succeeds, with the plan's results, and the limit is back. (plan_gemv_cuda at target 0:
+// the context's default, as the plan's.)
 // [api-error]: compute-sanitizer reports the launch that fails on purpose.
 TEST_CASE("batched CUDA: an execute raises its kernel's shared-memory limit again where it was lowered since "
           "planning",
@@ -327,13 +328,17 @@ TEST_CASE("batched CUDA: an execute raises its kernel's shared-memory limit agai
         WARN("the plan asks for no more than the default 48 KB on this device: nothing to lower");
         return;
     }
-    check_gemv<double>(su.cx.h, su.rng, c, 0, "gemv_bulk<", [&] {
-        cuda_ok(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0));
-    });
-    cudaFuncAttributes fa{};
-    cuda_ok(cudaFuncGetAttributes(&fa, cfg.kernel));
-    CHECK(fa.maxDynamicSharedSizeBytes >= cfg.dynamic_shared);
-    CHECK(cudaPeekAtLastError() == cudaSuccess);  // the failed launch's error read and cleared
+    auto lower = [&] { cuda_ok(cudaFuncSetAttribute(cfg.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0)); };
+    auto raised = [&] {
+        cudaFuncAttributes fa{};
+        cuda_ok(cudaFuncGetAttributes(&fa, cfg.kernel));
+        return fa.maxDynamicSharedSizeBytes >= cfg.dynamic_shared;
+    };
+    // The launch fails, the limit is raised, the launch is made again, and the failure
+    // leaves no error behind.
+    check_gemv<double>(su.cx.h, su.rng, c, 0, "gemv_bulk<", lower);
+    CHECK(raised());
+    CHECK(cudaPeekAtLastError() == cudaSuccess);
 }
 
 TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on the 16-byte grid and off it",
