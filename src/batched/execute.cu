@@ -115,8 +115,7 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
                   const void *const *arrays, const ChunkLaunch &launch) {
     DeviceScope scope(device);
     cudaStream_t caller = static_cast<cudaStream_t>(stream_ptr);
-    // (fixed arrays, count <= kMaxOperands: an execute of device arrays allocates nothing
-    // on the host)
+    // (fixed arrays, count <= kMaxOperands: no vectors allocated a call)
     std::array<bool, kMaxOperands> host{};
     bool any_host = false;
     for (int k = 0; k < count; ++k) {
