@@ -183,26 +183,20 @@ StreamBuffer::~StreamBuffer() {
     if (cudaFreeAsync(ptr_, stream_) != cudaSuccess) cudaGetLastError();
 }
 
-void ensure_dynamic_shared(const void *kernel, int64_t bytes) {
-    if (bytes <= 48 * 1024) return;  // every kernel's default
+bool raise_shared_limit(const void *kernel, int64_t shared) {
+    if (shared <= 48 * 1024) return false;  // (every kernel's default: another cause)
+    cudaGetLastError();  // the failed launch's error (cudaFuncSetAttribute below clears it anyway)
     cudaFuncAttributes fa{};
-    check(cudaFuncGetAttributes(&fa, kernel), "cudaFuncGetAttributes");
-    if (fa.maxDynamicSharedSizeBytes < bytes)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-              "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+    // (a failure of another cause is reported as it was: the caller's error stands)
+    return cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.maxDynamicSharedSizeBytes < shared &&
+           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) == cudaSuccess;
 }
 
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
                 const char *what) {
     cudaError_t err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
-    if (err != cudaSuccess && shared > 48 * 1024) {
-        cudaGetLastError();  // this launch's error (cudaFuncSetAttribute below clears it anyway)
-        cudaFuncAttributes fa{};
-        // (an error of another cause is reported as it was)
-        if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.maxDynamicSharedSizeBytes < shared &&
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) == cudaSuccess)
-            err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
-    }
+    if (err != cudaSuccess && raise_shared_limit(kernel, shared))
+        err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
     check(err, what);
 }
 

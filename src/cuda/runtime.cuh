@@ -19,10 +19,22 @@ void check(cudaError_t err, const char *what);
 
 static_assert(CUDART_VERSION >= 12000, "libapairs needs CUDA 12 or later (cudaLaunchKernelEx, memory pools)");
 
+// After a launch of `kernel` that failed asking `shared` bytes of dynamic shared memory:
+// clears the failure and, where more than the 48 KB default was asked and the kernel's
+// limit in the current context is lower, raises it; true where raised (the launch may be
+// made again). A kernel's limit is a context's, set when planning: a call may run in
+// another context than planning's (the thread's current one), or find the limit lowered
+// since by another plan of the same kernel. So no launch queries an attribute
+// (cudaFuncGetAttributes took 0.7 us of CPU time where the launch itself took 5, H200 run
+// 310 of tools/gpu-notes.md). Raising a limit clears an error pending in the runtime
+// (cudaFuncSetAttribute does, run 314): the one exception to the rule of `launch` below.
+bool raise_shared_limit(const void *kernel, int64_t shared);
+
 // kernel<<<grid, block, shared, stream>>>(args...), checked: cudaLaunchKernelEx returns
 // the launch's own error, so an error already pending in the runtime from an earlier
 // failed call (which cudaGetLastError would return) is neither reported as this launch's
-// nor cleared (tests/common/test_runtime.cpp).
+// nor cleared (tests/common/test_runtime.cpp). A launch refused for a shared-memory limit
+// lower than planning set is made again once the limit is raised (raise_shared_limit).
 template <class... P, class... A>
 void launch(const char *what, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t stream,
             A &&...args) {
@@ -31,7 +43,10 @@ void launch(const char *what, void (*kernel)(P...), dim3 grid, dim3 block, size_
     c.blockDim = block;
     c.dynamicSmemBytes = shared;
     c.stream = stream;
-    check(cudaLaunchKernelEx(&c, kernel, std::forward<A>(args)...), what);
+    cudaError_t err = cudaLaunchKernelEx(&c, kernel, args...);
+    if (err != cudaSuccess && raise_shared_limit(reinterpret_cast<const void *>(kernel), int64_t(shared)))
+        err = cudaLaunchKernelEx(&c, kernel, args...);
+    check(err, what);
 }
 
 // Runs the scope on `device`: in the context of the device current on the thread, else in
@@ -78,22 +93,7 @@ private:
     cudaStream_t stream_;
 };
 
-// Raises `kernel`'s dynamic shared-memory limit to `bytes` where it is lower. The limit
-// belongs to the kernel on the current device, not to a plan: a plan that set it at
-// planning time may find it lowered by another plan of the same kernel since.
-void ensure_dynamic_shared(const void *kernel, int64_t bytes);
-
-// Queues `kernel` with `params` as cudaLaunchKernel takes them, checked by the launch's
-// own status. A kernel planned above 48 KB of dynamic shared memory may find its limit
-// lower at a launch: lowered since (as ensure_dynamic_shared says), or never raised in
-// the context the call runs in (the limit is a context's: the thread's current one at
-// the call may not be the one planning found). Such a launch fails without running, and
-// is tried once more after the limit is raised in the current context. So a
-// call queries no attribute (cudaFuncGetAttributes took 0.7 us of CPU time a launch
-// where the launch itself took 5, H200 run 310 of tools/gpu-notes.md). Raising a limit
-// clears an error pending in the runtime (cudaFuncSetAttribute does, run 314; so did the
-// query before every launch whenever it had to raise one): the one exception to the
-// rule of `launch` above.
+// `launch` for a kernel known by its address, `params` as cudaLaunchKernel takes them.
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
                 const char *what);
 

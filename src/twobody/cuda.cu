@@ -975,11 +975,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
         for (size_t k = 0; k < pb.box.size(); ++k) box.side[k] = T(pb.box[k]), box.inv[k] = T(1 / T(pb.box[k]));
         const int64_t shared = reduce_shared(pb, decltype(dc)::value > 0, cfg.copies, weighted, rows_of(fast));
         with_fast<M, decltype(dc)::value>(fast, [&](auto fc) {
-            // (the limit set at planning may since have been lowered by another plan)
-            ensure_dynamic_shared(
-                reinterpret_cast<const void *>(
-                    &reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>),
-                shared);
+            // (a limit lowered since planning is raised again by `launch`)
             launch("two-body kernel launch",
                    reduce_kernel<M, decltype(pc)::value, decltype(dc)::value, decltype(fc)::value>,
                    unsigned(cfg.grid), TB, size_t(shared), stream, m, box, static_cast<const T *>(a.ptr),

@@ -306,9 +306,9 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
 // The dynamic shared-memory limit belongs to the kernel (in a context), not to the plan:
 // lower at a launch than planning set (here lowered by hand; in use, by another plan, or
 // a call in another CUDA context than planning's), the launch fails without running and
-// is made again once the limit is raised (cuda/runtime.cuh, launch_raw): the execute
-// succeeds, with the plan's results, and the limit is back. (plan_gemv_cuda at target 0:
-// the context's default, as the plan's.)
+// is made again once the limit is raised (cuda/runtime.cuh, raise_shared_limit): the
+// execute succeeds, with the plan's results, and the limit is back. (plan_gemv_cuda at
+// target 0: the context's default, as the plan's.)
 // [api-error]: compute-sanitizer reports the launch that fails on purpose.
 TEST_CASE("batched CUDA: an execute raises its kernel's shared-memory limit again where it was lowered since "
           "planning",

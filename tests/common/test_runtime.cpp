@@ -4,8 +4,8 @@
 // earlier failed call is neither reported by an execute as its own nor cleared by it:
 // every family, device-resident arrays (queued) and host ones (staged, for the batched
 // family in chunks over streams). (But for a launch whose kernel's shared-memory limit
-// has to be raised again, cuda/runtime.cuh's launch_raw: cudaFuncSetAttribute clears
-// a pending error.)
+// has to be raised again, cuda/runtime.cuh's raise_shared_limit: cudaFuncSetAttribute
+// clears a pending error.)
 // This binary shares one CUDA runtime with the library, so the error set here is the one
 // the library's runtime sees.
 #include <cuda_runtime.h>
