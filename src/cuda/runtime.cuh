@@ -20,9 +20,9 @@ void check(cudaError_t err, const char *what);
 static_assert(CUDART_VERSION >= 12000, "libapairs needs CUDA 12 or later (cudaLaunchKernelEx, memory pools)");
 
 // After a launch of `kernel` that failed asking `shared` bytes of dynamic shared memory:
-// clears the failure and, where more than the 48 KB default was asked and the kernel's
-// limit in the current context is lower, raises it; true where raised (the launch may be
-// made again). A kernel's limit is a context's, set when planning: a call may run in
+// where more than the 48 KB default was asked, clears the failure and, where the
+// kernel's limit in the current context is lower, raises it; true where raised (the
+// launch may be made again; else the caller reports its error). A kernel's limit is a context's, set when planning: a call may run in
 // another context than planning's (the thread's current one), or find the limit lowered
 // since by another plan of the same kernel. So no launch queries an attribute
 // (cudaFuncGetAttributes took 0.7 us of CPU time where the launch itself took 5, H200 run
