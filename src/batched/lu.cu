@@ -41,19 +41,20 @@
 //     at a time). The columns fully unrolled (a
 //     rolled loop of blocks of 4 columns at C = 32, its code held in the instruction
 //     caches, cost more issue slots than the unrolled code's instruction fetch).
-//   getrf, n > 32 (the rows kernel, where three warps' slots fit an SM: f64 n <= 97, f32
-//     every n on an H100 or H200): a warp per element, the element in shared memory (ld
-//     n | 1: a column's rows in distinct banks), staged as getrs's rows kernel stages its
-//     factors; lane l owns rows l, l + 32, ... Column j: the pivot by a scan and a
-//     butterfly of (key, row) pairs (warp_pivot_row, as in the block kernel); rows j and
+//   getrf, n > 32 (the rows kernel: f64 n < 64 and f32 n <= 64, where three warps' slots
+//     fit an SM): a warp per element, the element in shared memory (ld n | 1), staged as
+//     getrs's rows kernel stages its factors; lane l owns rows l, l + 32, ... Column j:
+//     the pivot by a scan and a butterfly of (key, row) pairs (warp_pivot_row); rows j and
 //     p swap, the lanes across the columns; each lane divides its rows' entries below the
 //     pivot and updates its rows four columns at a time, all four loads before the stores
 //     (the pivot row's entries broadcast loads shared by the lane's rows). Three
 //     __syncwarp a column, no block barrier.
-//   getrf, larger n (the block kernel): a sub-block of S = 128 (n <= 64) or 256 threads,
-//     the element in shared memory (ld n | 1). Column j: the team's first warp finds the
-//     pivot; then the rows swap and the column is scaled; then the trailing update, 32
-//     threads along each row; three barriers per column.
+//   getrf, larger n (the panel kernel): a team of S threads per element, the element in a
+//     rows-kernel slot, factored in panels of 8 (f64) or 16 (f32) columns: the team's
+//     first warp factors the panel as the rows kernel does (the pivot by pivot_lane's
+//     reductions), then the team swaps and solves the rows of U right of it, a thread a
+//     column, and updates the trailing matrix in register tiles; the same fmas in the
+//     same order as the column-by-column kernels, so the same bits.
 //   getrs, n > 8, nrhs <= 8 (the rows kernel): a warp per element, its factors staged in
 //     shared memory (SoA: by the whole block, runs of its elements), the pivots turned
 //     into one permutation (a gather of B's rows on the loads, or a scatter on the stores
@@ -139,7 +140,7 @@ struct GetrfArgs {
     Mat<T> a;
     Piv piv;
     int32_t *info;
-    int n, sub;  // sub: threads per element of the block kernel
+    int n, sub;  // sub: threads per element of the panel kernel
     int64_t batch;
 };
 
@@ -912,75 +913,6 @@ __device__ __forceinline__ int warp_pivot_row(const T *a, int LD, int j, int n, 
 }
 
 // ---------------------------------------------------------------------------------
-// getrf, block-per-element: a sub-block of g.sub threads per element in shared memory
-
-// Per element: the n x (n | 1) matrix, the pivot's value and row, the pivots.
-template <class T>
-__host__ __device__ constexpr int64_t block_region(int n) {
-    return round16(int64_t(n) * pad_odd(n) * int64_t(sizeof(T)) + int64_t(sizeof(T)) + 4 + 4 * int64_t(n));
-}
-
-template <class T>
-__global__ void LU_MAXNREG getrf_block_kernel(const GetrfArgs<T> g) {
-    extern __shared__ __align__(16) unsigned char lu_smem[];
-    const int n = g.n, S = g.sub, LD = pad_odd(n);
-    const int team = threadIdx.x / S, tid = threadIdx.x % S, teams = blockDim.x / S;
-    unsigned char *region = lu_smem + team * block_region<T>(n);
-    T *const a = reinterpret_cast<T *>(region);
-    T *const pivot_value = a + int64_t(n) * LD;
-    int *const pivot_row = reinterpret_cast<int *>(pivot_value + 1), *const pivsh = pivot_row + 1;
-    const int tx = tid % 32, ty = tid / 32, ny = S / 32;
-
-    for (int64_t eb = int64_t(blockIdx.x) * teams; eb < g.batch; eb += int64_t(gridDim.x) * teams) {
-        const int64_t e = eb + team;
-        const bool alive = e < g.batch;  // the team's element: uniform over the team
-        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e, g.batch, a, 0, LD, tid, S, 1, All());
-        __syncthreads();
-        int info = 0;
-        for (int j = 0; j < n; ++j) {
-            if (alive && tid < 32) {
-                const int row = warp_pivot_row<int(kMaxGemmSize + 31) / 32>(a, LD, j, n, tid);
-                if (tid == 0) {
-                    *pivot_row = row;
-                    *pivot_value = a[row * LD + j];
-                    pivsh[j] = row;
-                }
-            }
-            __syncthreads();
-            if (alive) {
-                const int p = *pivot_row;
-                const T d = *pivot_value, div = pivot_divisor(d);
-                if ((d == T(0) || d != d) && info == 0) info = j + 1;
-                if (p != j)
-                    for (int k = tid; k < n; k += S)
-                        if (k != j) {
-                            const T t = a[j * LD + k];
-                            a[j * LD + k] = a[p * LD + k];
-                            a[p * LD + k] = t;
-                        }
-                // Column j below the pivot, as it stands after the swap, divided by it.
-                for (int i = j + 1 + tid; i < n; i += S) {
-                    const T v = a[(i == p ? j : i) * LD + j];
-                    a[i * LD + j] = v / div;
-                    if (i == p) a[j * LD + j] = d;
-                }
-            }
-            __syncthreads();
-            if (alive)
-                for (int i = j + 1 + ty; i < n; i += ny) {
-                    const T l = a[i * LD + j];
-                    for (int k = j + 1 + tx; k < n; k += 32) a[i * LD + k] = fma(-l, a[j * LD + k], a[i * LD + k]);
-                }
-            __syncthreads();
-        }
-        if (tid == 0 && alive) g.info[e] = info;
-        store_block(g.a, n, 0, n, e, g.batch, a, 0, LD, tid, S, 1, All());
-        store_pivots(g.piv, n, e, g.batch, pivsh, 0, tid, S, 1);
-        __syncthreads();
-    }
-}
-
-// ---------------------------------------------------------------------------------
 // getrf, the rows kernel: a warp per element in shared memory.
 
 // A warp's slot (bytes): the n x (n | 1) matrix, then the n pivots.
@@ -1077,6 +1009,230 @@ __global__ void LU_MAXNREG getrf_rows_kernel(const GetrfArgs<T> g) {
         }
         if (live)
             for (int i = lane; i < n; i += 32) g.piv.p[g.piv.soa ? i * g.piv.stride + e : e * n + i] = pivsh[i] + 1;
+    }
+}
+
+// a / d for many a and one d (f64), bit for bit CUDA's division: its fast path's steps
+// (MUFU.RCP64H's seed with a low word of 1, two refinements of the reciprocal, the
+// quotient a r corrected once) with d's part done once, and its own test of whether the
+// fast path holds (a not tiny, the quotient not tiny, d not huge), else a / d itself.
+struct DivByF64 {
+    double d, r;
+    __device__ __forceinline__ explicit DivByF64(double dv) : d(dv) {
+        double seed;
+        asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(seed) : "d"(dv));
+        const double r0 = __hiloint2double(__double2hiint(seed), 1);
+        double e = __fma_rn(-dv, r0, 1.0);
+        e = __fma_rn(e, e, e);
+        const double r1 = __fma_rn(r0, e, r0);
+        r = __fma_rn(r1, __fma_rn(-dv, r1, 1.0), r1);
+    }
+    // The fast path's quotient, and whether it holds (else a / d is the quotient).
+    __device__ __forceinline__ double quick(double a, bool &fast) const {
+        const double q0 = __dmul_rn(a, r);
+        const double q = __fma_rn(r, __fma_rn(-d, q0, a), q0);
+        float t;
+        asm("fma.rn.f32 %0, 0f00000000, %1, %2;"
+            : "=f"(t)
+            : "f"(__int_as_float(__double2hiint(d))), "f"(__int_as_float(__double2hiint(q))));
+        const float ah = fabsf(__int_as_float(__double2hiint(a)));
+        fast = fabsf(t) > __int_as_float(0x00100000) && !(ah < __int_as_float(0x03600000));
+        return q;
+    }
+};
+
+// ---------------------------------------------------------------------------------
+// getrf, blocked (the panel kernel): a team of S threads per element, the element in
+// shared memory (ld n | 1, a rows-kernel slot), factored in panels of NB columns (f64 8,
+// f32 16: H200 run 318, f64 n = 128 2.53 against 2.57 ms at 16, f32 1.93 against 1.97 at 8).
+// Panel [jb, je):
+//   1. the team's first warp factors the panel's columns over rows jb .. n - 1 as the
+//      rows kernel does (lane l owning rows l, l + 32, ...), its interchanges and updates
+//      confined to the panel's columns;
+//   2. a thread a column outside the panel: the panel's interchanges in order, then,
+//      right of the panel, rows jb .. je - 1 solved with the panel's unit lower triangle:
+//      u_jk = fma(-l_jq, u_qk, u_jk) for q = jb .. j - 1 in order;
+//   3. the trailing matrix in register tiles of TM x TN: a_ik = fma(-l_ij, u_jk, a_ik)
+//      for j = jb .. je - 1 in order.
+// Each entry takes the column-by-column kernels' fmas on the same operands in the same
+// order (j ascending; rows carry their multipliers through the interchanges), so the
+// bits are theirs; the trailing update's flops, most of the work past n = 32, are shared
+// by the team instead of one warp's lanes. The panel, one warp's chain of columns while
+// the team waits, is most of the time left (H200 run 321: f64 n = 128 about 60 %): a
+// panel over PT = min(S, 32 R) threads, a row each, with a barrier after the pivot's
+// candidates, the swap and the update, measured slower (run 320: 2.85 against 2.53 ms).
+template <class T>
+constexpr int kPanel = sizeof(T) == 8 ? 8 : 16;
+
+// The pivot row of column j as warp_pivot_row finds it (the first row of the largest
+// key), by pivot_lane's reductions instead of a butterfly of shuffles.
+template <int R, class T>
+__device__ __forceinline__ int warp_pivot_row_redux(const T *a, int LD, int j, int n, int lane) {
+    decltype(abs_key(T(0))) best = 0;
+    int row = n;
+    bool cand = false;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        const int i = j + lane + 32 * k;
+        if (i < n) {
+            const auto key = abs_key(a[i * LD + j]);
+            if (!cand || key > best) best = key, row = i, cand = true;
+        }
+    }
+    return __shfl_sync(kFull, row, pivot_lane<32>(cand, best, row, 0));
+}
+
+template <class T, int R>
+__global__ void LU_MAXNREG getrf_panel_kernel(const GetrfArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    constexpr int NB = kPanel<T>, TM = 4, TN = 4, NK = 16;  // panel columns; register tile; threads along k
+    const int n = g.n, S = g.sub, LD = pad_odd(n);
+    const int team = threadIdx.x / S, tid = threadIdx.x % S, teams = blockDim.x / S;
+    const int lane = tid % 32, NI = S / NK, ti = tid / NK, tk = tid % NK;
+    T *const A = reinterpret_cast<T *>(lu_smem + team * getrf_rows_slot<T>(n));
+    int *const pivsh = reinterpret_cast<int *>(A + n * LD);
+
+    for (int64_t eb = int64_t(blockIdx.x) * teams; eb < g.batch; eb += int64_t(gridDim.x) * teams) {
+        const int64_t e = eb + team;
+        const bool alive = e < g.batch;  // uniform over the team
+        load_block<sizeof(T) == 8 ? 4 : 8>(g.a, n, 0, n, e, g.batch, A, 0, LD, tid, S, 1, All());
+        __syncthreads();
+        int info = 0;
+        for (int jb = 0; jb < n; jb += NB) {  // uniform
+            const int je = min(jb + NB, n), nb = je - jb;
+            // 1. The panel, by the team's first warp.
+            if (alive && tid < 32) {
+                for (int j = jb; j < je; ++j) {
+                    const int p = warp_pivot_row_redux<R>(A, LD, j, n, lane);
+                    const T d = A[p * LD + j];
+                    if ((d == T(0) || d != d) && info == 0) info = j + 1;
+                    if (lane == 0) pivsh[j] = p;
+                    __syncwarp();  // every lane has read d before the swap moves it
+                    if (p != j && lane < nb) {
+                        const T t = A[j * LD + jb + lane];
+                        A[j * LD + jb + lane] = A[p * LD + jb + lane];
+                        A[p * LD + jb + lane] = t;
+                    }
+                    __syncwarp();
+                    const T div = pivot_divisor(d);
+                    // The multipliers a / div; f64: every row's quotient by CUDA's fast path
+                    // first, its reciprocal of div formed once, then the rare rows outside
+                    // that path by the operator (H200 run 322: n = 128 2.54 -> 2.36 ms).
+                    T l[R], a[R];
+                    bool act[R], fast[R];
+#pragma unroll
+                    for (int k = 0; k < R; ++k) {
+                        const int r = lane + 32 * k;
+                        act[k] = r > j && r < n;
+                        a[k] = act[k] ? A[r * LD + j] : T(1);
+                        l[k] = T(0);
+                        fast[k] = false;
+                    }
+                    if constexpr (sizeof(T) == 8) {
+                        const DivByF64 by(div);
+#pragma unroll
+                        for (int k = 0; k < R; ++k) l[k] = by.quick(a[k], fast[k]);
+                    }
+#pragma unroll
+                    for (int k = 0; k < R; ++k)
+                        if (act[k]) {
+                            if (!fast[k]) l[k] = a[k] / div;
+                            A[(lane + 32 * k) * LD + j] = l[k];
+                        }
+                    // The panel's columns right of j, every load before the stores (as the
+                    // rows kernel: a load after a store would wait for it).
+                    constexpr int Q = 4;
+                    auto update = [&](int c, auto q_count) {
+                        constexpr int QN = decltype(q_count)::value;
+                        T u[QN], x[R][QN];
+#pragma unroll
+                        for (int q = 0; q < QN; ++q) u[q] = A[j * LD + c + q];
+#pragma unroll
+                        for (int k = 0; k < R; ++k)
+#pragma unroll
+                            for (int q = 0; q < QN; ++q) x[k][q] = act[k] ? A[(lane + 32 * k) * LD + c + q] : T(0);
+#pragma unroll
+                        for (int k = 0; k < R; ++k)
+#pragma unroll
+                            for (int q = 0; q < QN; ++q)
+                                if (act[k]) A[(lane + 32 * k) * LD + c + q] = fma(-l[k], u[q], x[k][q]);
+                    };
+                    int c = j + 1;
+                    for (; c + Q <= je; c += Q) update(c, std::integral_constant<int, Q>());
+                    for (; c < je; ++c) update(c, std::integral_constant<int, 1>());
+                    __syncwarp();  // row j + 1 and column j + 1 are read by every lane next
+                }
+            }
+            __syncthreads();
+            // 2. The other columns: the interchanges, then U's rows jb .. je - 1 right of
+            //    the panel.
+            if (alive)
+                for (int x = tid; x < n - nb; x += S) {
+                    const int k = x < jb ? x : x + nb;
+                    for (int j = jb; j < je; ++j) {
+                        const int p = pivsh[j];
+                        if (p != j) {
+                            const T t = A[j * LD + k];
+                            A[j * LD + k] = A[p * LD + k];
+                            A[p * LD + k] = t;
+                        }
+                    }
+                    if (k >= je) {
+                        T u[NB];
+#pragma unroll
+                        for (int q = 0; q < NB; ++q) u[q] = q < nb ? A[(jb + q) * LD + k] : T(0);
+#pragma unroll
+                        for (int q = 1; q < NB; ++q) {
+                            if (q >= nb) break;
+#pragma unroll
+                            for (int r = 0; r < q; ++r) u[q] = fma(-A[(jb + q) * LD + jb + r], u[r], u[q]);
+                            A[(jb + q) * LD + k] = u[q];
+                        }
+                    }
+                }
+            __syncthreads();
+            // 3. The trailing matrix, rows and columns je .. n - 1: thread (ti, tk) holds
+            //    rows i0 + ti + NI a and columns k0 + tk + NK b of each super tile.
+            if (alive)
+                for (int i0 = je; i0 < n; i0 += NI * TM)
+                    for (int k0 = je; k0 < n; k0 += NK * TN) {
+                        T acc[TM][TN];
+                        bool rok[TM], cok[TN];
+#pragma unroll
+                        for (int a = 0; a < TM; ++a) rok[a] = i0 + ti + NI * a < n;
+#pragma unroll
+                        for (int b = 0; b < TN; ++b) cok[b] = k0 + tk + NK * b < n;
+#pragma unroll
+                        for (int a = 0; a < TM; ++a)
+#pragma unroll
+                            for (int b = 0; b < TN; ++b)
+                                acc[a][b] = rok[a] && cok[b] ? A[(i0 + ti + NI * a) * LD + k0 + tk + NK * b] : T(0);
+#pragma unroll
+                        for (int q = 0; q < NB; ++q) {
+                            if (q >= nb) break;
+                            const int j = jb + q;
+                            T li[TM], u[TN];
+#pragma unroll
+                            for (int a = 0; a < TM; ++a) li[a] = rok[a] ? A[(i0 + ti + NI * a) * LD + j] : T(0);
+#pragma unroll
+                            for (int b = 0; b < TN; ++b) u[b] = cok[b] ? A[j * LD + k0 + tk + NK * b] : T(0);
+#pragma unroll
+                            for (int a = 0; a < TM; ++a)
+#pragma unroll
+                                for (int b = 0; b < TN; ++b) acc[a][b] = fma(-li[a], u[b], acc[a][b]);
+                        }
+#pragma unroll
+                        for (int a = 0; a < TM; ++a)
+#pragma unroll
+                            for (int b = 0; b < TN; ++b)
+                                if (rok[a] && cok[b]) A[(i0 + ti + NI * a) * LD + k0 + tk + NK * b] = acc[a][b];
+                    }
+            __syncthreads();
+        }
+        if (tid == 0 && alive) g.info[e] = info;
+        store_block(g.a, n, 0, n, e, g.batch, A, 0, LD, tid, S, 1, All());
+        store_pivots(g.piv, n, e, g.batch, pivsh, 0, tid, S, 1);
+        __syncthreads();
     }
 }
 
@@ -1328,10 +1484,10 @@ KernelSpec getrf_warp_for(int n, bool soa, int64_t max_shared) {
 }
 
 // n > 32: the rows kernel where three of its slots fit a block's shared memory (three
-// warps an SM: f64 n <= 97, f32 every n on an H100 or H200), else the block kernel. H200
-// run 228: at three warps an SM (f32 n = 128) rows 3.32 / 4.44 ms (AoS / SoA), block
-// 4.61 / 5.53; at one (f64 n = 128, 132 KB) rows 5.89 / 6.43, block 4.63 / 5.21. The
-// sizes between were not timed.
+// warps an SM), below the panel kernel's sizes (f64 n < 64, f32 n <= 64; H200 run 318:
+// f64 n = 64 rows 1.110 ms, panel 0.897; f32 n = 64 rows 1.181, panel 1.190; n = 128 the
+// panel 2.53 ms (f64) and 1.93 (f32) against the block kernel's 4.56 and the rows
+// kernel's 3.39; the sizes between were not timed).
 template <class T>
 bool getrf_rows(int n, int64_t max_shared) {
     return n > 32 && 3 * getrf_rows_slot<T>(n) <= max_shared;
@@ -1344,7 +1500,15 @@ const void *getrf_rows_fn(int R) {
                     : reinterpret_cast<const void *>(&getrf_rows_kernel<T, 4>);
 }
 
-KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_shared) {
+template <class T>
+const void *getrf_panel_fn(int R) {
+    return R <= 2   ? reinterpret_cast<const void *>(&getrf_panel_kernel<T, 2>)
+           : R == 3 ? reinterpret_cast<const void *>(&getrf_panel_kernel<T, 3>)
+                    : reinterpret_cast<const void *>(&getrf_panel_kernel<T, 4>);
+}
+
+KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, const DeviceLimits &lim) {
+    const int64_t max_shared = lim.max_shared_per_block;
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
@@ -1376,30 +1540,38 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, int64_t max_sh
                                               "copied as one run",
                                               k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
-    } else if (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared)) {
+    } else if (n < (f64 ? 64 : 65) && (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared))) {
         const int R = (n + 31) / 32;
         k = f64 ? rows_kernel_spec(getrf_rows_fn<double>(R), getrf_rows_slot<double>(n))
                 : rows_kernel_spec(getrf_rows_fn<float>(R), getrf_rows_slot<float>(n));
         k.name = fmt::format("getrf_rows<{}, 32 lanes per element, {} rows each>", tname(dtype), R);
-        k.why = fmt::format("n = {} (above 32): a warp per element factors it right-looking in shared memory ({} "
-                            "bytes), {} rows a lane, the pivot by a warp reduction, the rows' updates without "
-                            "barriers",
+        k.why = fmt::format("n = {} (above 32, below the panel kernel's sizes): a warp per element factors it "
+                            "right-looking in shared memory ({} bytes), {} rows a lane, the pivot by a warp "
+                            "reduction, the rows' updates without barriers",
                             n, k.unit_shared, R);
     } else {
-        const int S = n <= 64 ? 128 : 256;
-        k.fn = f64 ? reinterpret_cast<const void *>(&getrf_block_kernel<double>)
-                   : reinterpret_cast<const void *>(&getrf_block_kernel<float>);
+        // S: the elements an SM's shared memory holds, times S threads, within the 512 that
+        // its registers hold at 128 a thread (H200 run 318: f64 n = 128, one an SM, 512
+        // threads 2.53 ms against 2.61 at 256; f64 n = 64, six an SM, 64 threads 0.90
+        // against 1.05 at 128; f32 n = 128, three an SM, 128 threads 1.93 against 2.48 at 256).
+        const int64_t slot = f64 ? getrf_rows_slot<double>(n) : getrf_rows_slot<float>(n);
+        const int64_t per_sm = std::max<int64_t>(1, lim.shared_per_sm / (slot + lim.reserved_shared_per_block));
+        int S = 64;
+        while (S < 512 && 2 * S * per_sm <= 512) S *= 2;
+        const int R = (n + 31) / 32;
+        k.fn = f64 ? getrf_panel_fn<double>(R) : getrf_panel_fn<float>(R);
         k.model = Model::BlockPerElement;
         k.group = S;
         k.sub = S;
         k.unit_threads = S;
         k.unit_elements = 1;
-        k.unit_shared = f64 ? block_region<double>(n) : block_region<float>(n);
-        k.name = fmt::format("getrf_block<{}, {} threads per element>", tname(dtype), S);
-        k.why = fmt::format("n = {} (above 32, and the rows kernel would fit fewer than three warps an SM): a "
-                            "sub-block of {} threads per element factors it right-looking in shared memory ({} "
-                            "bytes), the swap and the column scaled, then the trailing update, in parallel",
-                            n, S, k.unit_shared);
+        k.unit_shared = slot;
+        k.name = fmt::format("getrf_panel<{}, {} threads per element, panels of {} columns>", tname(dtype), S,
+                             f64 ? kPanel<double> : kPanel<float>);
+        k.why = fmt::format("n = {} ({}): a team of {} threads per element factors it in shared memory ({} bytes) "
+                            "in panels, one warp the panel's columns, the team the rows of U right of it and the "
+                            "trailing matrix in register tiles",
+                            n, f64 ? "at least 64" : "above 64, or three warps' slots do not fit a block", S, slot);
     }
     return k;
 }
@@ -1559,7 +1731,7 @@ CudaConfig plan_getrf_cuda(const GetrfProblem &pb, int device, double occupancy_
     // that the sector's other parts are read through the same L1 at about the same time.
     // The line kernel's unit is already a team of 8 warps.
     require_device(device);
-    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device).max_shared_per_block);
+    const KernelSpec k = getrf_kernel_for(pb.dtype, pb.n, pb.a.soa, device_limits(device));
     const std::string what = fmt::format("batched getrf n={}", pb.n);
     if (pb.n > 32 && k.model == Model::WarpGroup)  // the rows kernel
         return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);

@@ -8,8 +8,9 @@
 // a long-double reference and leave the outputs' padding alone; potrf's f64 warp kernel
 // of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
 // entry at a time (off it); potrf's warp kernels (n = 9..32) give the bits of their
-// column loop emulated on the host; an execute whose kernel's shared-memory limit was
-// lowered after planning raises it again and runs.
+// column loop emulated on the host, and getrf's kernels (every model, n = 1..128) the bits,
+// pivots and info of theirs; an execute whose kernel's shared-memory limit was lowered
+// after planning raises it again and runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "apairs.h"
@@ -533,6 +535,111 @@ TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their co
                     for (int64_t j = 0; j <= i; ++j) tri[at(e, i, j)] = 1;
             for (size_t x = 0; x < a.size(); ++x) touched += !tri[x] && std::memcmp(&got[x], &a[x], sizeof(T)) != 0;
             CHECK(differ == 0);
+            CHECK(touched == 0);
+        }
+}
+
+// getrf's column loop, emulated on the host: right-looking, column j's pivot the first
+// row of largest |a_ij| (a NaN above every number), whole rows swapped, the column below
+// the pivot divided by it (by 1 where it is 0), every entry right of it in every row below
+// updated by fma(-l_ij, u_jk, a_ik) in order of j; info = j + 1 at the first pivot that
+// is 0 or NaN. Every CUDA kernel of getrf (thread, warp-group, line, rows and panel) must
+// give these bits, pivots and info.
+template <class T>
+int32_t emulate_getrf(std::vector<T> &a, int64_t n, int32_t *ipiv) {  // a: n x n row-major
+    auto key = [](T x) {
+        using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+        U b;
+        std::memcpy(&b, &x, sizeof b);
+        return b & (~U(0) >> 1);
+    };
+    int32_t info = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        int64_t p = j;
+        for (int64_t i = j + 1; i < n; ++i)
+            if (key(a[size_t(i * n + j)]) > key(a[size_t(p * n + j)])) p = i;
+        ipiv[j] = int32_t(p + 1);
+        if (p != j)
+            for (int64_t k = 0; k < n; ++k) std::swap(a[size_t(j * n + k)], a[size_t(p * n + k)]);
+        const T d = a[size_t(j * n + j)];
+        if ((d == T(0) || d != d) && info == 0) info = int32_t(j + 1);
+        const T div = d == T(0) ? T(1) : d;
+        for (int64_t i = j + 1; i < n; ++i) {
+            const T l = a[size_t(i * n + j)] / div;
+            a[size_t(i * n + j)] = l;
+            for (int64_t k = j + 1; k < n; ++k)
+                a[size_t(i * n + k)] = std::fma(-l, a[size_t(j * n + k)], a[size_t(i * n + k)]);
+        }
+    }
+    return info;
+}
+
+TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column loop emulated on the host",
+                   "[cuda][batched][getrf]", float, double) {
+    using T = TestType;
+    Setup su;
+    INFO("seed " << su.seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    int variant = 0;
+    for (int64_t n : {1, 3, 8, 9, 16, 17, 24, 25, 32, 33, 47, 64, 65, 96, 97, 100, 127, 128})
+        for (int lay = 0; lay < 4; ++lay, ++variant) {
+            const bool soa = lay & 1, row_major = lay & 2;
+            if (n > 32 && lay != variant % 4 && lay != (variant + 1) % 4) continue;  // two layouts each
+            INFO("n " << n << (soa ? " SoA" : " AoS") << (row_major ? " row-major" : " column-major"));
+            const int64_t batch = n > 32 ? 271 : 1003, ld = n + variant % 3,
+                          stride = soa ? batch + variant % 5 : n * ld + variant % 7;
+            auto at = [&](int64_t e, int64_t i, int64_t j) {
+                const int64_t idx = row_major ? i * ld + j : i + j * ld;
+                return size_t(soa ? idx * stride + e : e * stride + idx);
+            };
+            std::vector<T> a(size_t(soa ? n * ld * stride : batch * stride), T(-3.5));  // padding: -3.5
+            std::vector<T> want(size_t(batch * n * n));
+            std::vector<int32_t> want_piv(size_t(batch * n)), want_info(static_cast<size_t>(batch));
+            for (int64_t e = 0; e < batch; ++e) {
+                T *w = want.data() + e * n * n;
+                for (int64_t x = 0; x < n * n; ++x) w[x] = T(u(su.rng));
+                if (n > 2 && e == 1)  // a copy of row 0 further down: a tie in column 0, then a zero row
+                    for (int64_t k = 0; k < n; ++k) w[(n - 1) * n + k] = w[k];
+                if (e == 2) w[(n / 2) * n + n / 2] = std::numeric_limits<T>::quiet_NaN();
+                if (e == 3)
+                    for (int64_t i = 0; i < n; ++i) w[i * n + n / 2] = T(0);  // a zero column: info n / 2 + 1
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j < n; ++j) a[at(e, i, j)] = w[i * n + j];
+                std::vector<T> m(w, w + n * n);
+                want_info[size_t(e)] = emulate_getrf(m, n, want_piv.data() + e * n);
+                std::copy(m.begin(), m.end(), w);
+            }
+            if (n > 2) CHECK(want_info[1] > 0);
+            CHECK(want_info[3] == (batch > 3 ? int32_t(n / 2 + 1) : want_info[3]));
+            DeviceCopy<T> d(a, 0);
+            DeviceCopy<int32_t> dp(std::vector<int32_t>(size_t(batch * n), -7), 0);
+            DeviceCopy<int32_t> di(std::vector<int32_t>(size_t(batch), -7), 0);
+            apairs_plan_t plan = nullptr;
+            api_ok(apairs_plan_create_getrf_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                                                    row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR, n,
+                                                    ld, stride, batch));
+            run_plan(plan, nullptr,
+                     [&](apairs_plan_t p) { return apairs_plan_execute_getrf(p, d.p, dp.p, di.p); });
+            cuda_ok(cudaDeviceSynchronize());
+            const std::vector<T> got = d.back();
+            const std::vector<int32_t> piv = dp.back(), info = di.back();
+            CHECK(info == want_info);
+            int64_t differ = 0, bad_piv = 0, touched = 0;
+            std::vector<char> entry(a.size(), 0);
+            for (int64_t e = 0; e < batch; ++e)
+                for (int64_t i = 0; i < n; ++i) {
+                    bad_piv += piv[size_t(soa ? i * batch + e : e * n + i)] != want_piv[size_t(e * n + i)];
+                    for (int64_t j = 0; j < n; ++j) {
+                        const T g = got[at(e, i, j)], w = want[size_t((e * n + i) * n + j)];
+                        // (NaNs compare as NaNs: the device's carry no payload or sign of the input's)
+                        differ += !(std::isnan(g) && std::isnan(w)) && std::memcmp(&g, &w, sizeof g) != 0;
+                        entry[at(e, i, j)] = 1;
+                    }
+                }
+            for (size_t x = 0; x < a.size(); ++x) touched += !entry[x] && std::memcmp(&got[x], &a[x], sizeof(T)) != 0;
+            CHECK(differ == 0);
+            CHECK(bad_piv == 0);
             CHECK(touched == 0);
         }
 }

@@ -282,7 +282,8 @@ void check_all() {
     Worst worst;
     int variant = 0;
     // The CUDA models switch at n = 6 / 8 (thread), 8, 16, 24, 32 (warp-group lanes and
-    // columns), then 64 and 96 (the rows kernels' rows a lane).
+    // columns), then 64 and 96 (the rows kernels' rows a lane; getrf's panel kernel from
+    // f64 n = 64 and f32 n = 65).
     for (int64_t n : {1, 2, 3, 5, 6, 7, 8, 9, 13, 16, 17, 24, 25, 31, 32, 33, 64, 65, 97, 128}) {
         for (int lay = 0; lay < 4; ++lay, ++variant) {
             if (n >= 64 && lay % 2 != (variant / 4) % 2) continue;  // the largest sizes: two layouts each
@@ -328,9 +329,10 @@ void check_all() {
     check_layout<T>(ctx.h, 31, device ? 3001 : 31, Layout{false, true, 0, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, device ? 4500 : 45, Layout{true, false, 1, 0}, rng, worst);
     check_layout<T>(ctx.h, 25, device ? 3203 : 33, Layout{true, true, 0, 2}, rng, worst);
-    // The rows kernels (getrf n > 32 where three warps' elements fit an SM, f64 n = 100
-    // and 128 on its block kernel; getrs n > 8: a warp an element, 1 to 4 rows a lane)
-    // over several grid-stride rounds, in both layouts and orders.
+    // The rows kernels (getrf f64 n = 33..63 and f32 n = 33..64; getrs n > 8: a warp an
+    // element, 1 to 4 rows a lane) and getrf's panel kernel (f64 n >= 64, f32 n > 64: a
+    // team an element, panels of 8 or 16 columns, the last one partial at n = 100) over
+    // several grid-stride rounds, in both layouts and orders.
     check_layout<T>(ctx.h, 40, device ? 3001 : 3, Layout{false, true, 1, 2}, rng, worst);
     check_layout<T>(ctx.h, 64, device ? 1201 : 3, Layout{true, false, 0, 3}, rng, worst);
     check_layout<T>(ctx.h, 100, device ? 301 : 2, Layout{false, false, 2, 1}, rng, worst);
