@@ -912,6 +912,35 @@ __device__ __forceinline__ int warp_pivot_row(const T *a, int LD, int j, int n, 
     return row;
 }
 
+// The update of column j's rows below the pivot, r = lane + 32 k where act[k], over
+// columns j + 1 .. end - 1: a_rc = fma(-l_r, u_c, a_rc), u_c one broadcast load for all
+// the lane's rows; Q columns at a time, every load before the stores: the compiler cannot
+// tell row j from this lane's rows, so a load after a store waits for it (H200 run 227,
+// one column at a time: f64 n = 64 1.55 ms, n = 128 12.9).
+template <int R, class T>
+__device__ __forceinline__ void rows_update(T *A, int LD, int j, int end, int lane, const bool (&act)[R],
+                                            const T (&l)[R]) {
+    constexpr int Q = 4;
+    auto update = [&](int c, auto q_count) {
+        constexpr int QN = decltype(q_count)::value;
+        T u[QN], x[R][QN];
+#pragma unroll
+        for (int q = 0; q < QN; ++q) u[q] = A[j * LD + c + q];
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+#pragma unroll
+            for (int q = 0; q < QN; ++q) x[k][q] = act[k] ? A[(lane + 32 * k) * LD + c + q] : T(0);
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+#pragma unroll
+            for (int q = 0; q < QN; ++q)
+                if (act[k]) A[(lane + 32 * k) * LD + c + q] = fma(-l[k], u[q], x[k][q]);
+    };
+    int c = j + 1;
+    for (; c + Q <= end; c += Q) update(c, std::integral_constant<int, Q>());
+    for (; c < end; ++c) update(c, std::integral_constant<int, 1>());
+}
+
 // ---------------------------------------------------------------------------------
 // getrf, the rows kernel: a warp per element in shared memory.
 
@@ -972,29 +1001,7 @@ __global__ void LU_MAXNREG getrf_rows_kernel(const GetrfArgs<T> g) {
                     l[k] = act[k] ? A[r * LD + j] / div : T(0);
                     if (act[k]) A[r * LD + j] = l[k];
                 }
-                // Q columns at a time, every load before the stores: the compiler cannot
-                // tell row j from this lane's rows, so a load after a store waits for it
-                // (H200 run 227, one column at a time: f64 n = 64 1.55 ms, n = 128 12.9).
-                constexpr int Q = 4;
-                auto update = [&](int c, auto q_count) {
-                    constexpr int QN = decltype(q_count)::value;
-                    T u[QN], x[R][QN];
-#pragma unroll
-                    for (int q = 0; q < QN; ++q) u[q] = A[j * LD + c + q];
-#pragma unroll
-                    for (int k = 0; k < R; ++k)
-#pragma unroll
-                        for (int q = 0; q < QN; ++q)
-                            x[k][q] = act[k] ? A[(lane + 32 * k) * LD + c + q] : T(0);
-#pragma unroll
-                    for (int k = 0; k < R; ++k)
-#pragma unroll
-                        for (int q = 0; q < QN; ++q)
-                            if (act[k]) A[(lane + 32 * k) * LD + c + q] = fma(-l[k], u[q], x[k][q]);
-                };
-                int c = j + 1;
-                for (; c + Q <= n; c += Q) update(c, std::integral_constant<int, Q>());
-                for (; c < n; ++c) update(c, std::integral_constant<int, 1>());
+                rows_update<R>(A, LD, j, n, lane, act, l);
                 __syncwarp();  // row j + 1 and column j + 1 are read by every lane next
             }
             if (lane == 0) g.info[e] = info;
@@ -1139,27 +1146,7 @@ __global__ void LU_MAXNREG getrf_panel_kernel(const GetrfArgs<T> g) {
                             if (!fast[k]) l[k] = a[k] / div;
                             A[(lane + 32 * k) * LD + j] = l[k];
                         }
-                    // The panel's columns right of j, every load before the stores (as the
-                    // rows kernel: a load after a store would wait for it).
-                    constexpr int Q = 4;
-                    auto update = [&](int c, auto q_count) {
-                        constexpr int QN = decltype(q_count)::value;
-                        T u[QN], x[R][QN];
-#pragma unroll
-                        for (int q = 0; q < QN; ++q) u[q] = A[j * LD + c + q];
-#pragma unroll
-                        for (int k = 0; k < R; ++k)
-#pragma unroll
-                            for (int q = 0; q < QN; ++q) x[k][q] = act[k] ? A[(lane + 32 * k) * LD + c + q] : T(0);
-#pragma unroll
-                        for (int k = 0; k < R; ++k)
-#pragma unroll
-                            for (int q = 0; q < QN; ++q)
-                                if (act[k]) A[(lane + 32 * k) * LD + c + q] = fma(-l[k], u[q], x[k][q]);
-                    };
-                    int c = j + 1;
-                    for (; c + Q <= je; c += Q) update(c, std::integral_constant<int, Q>());
-                    for (; c < je; ++c) update(c, std::integral_constant<int, 1>());
+                    rows_update<R>(A, LD, j, je, lane, act, l);  // the panel's columns right of j
                     __syncwarp();  // row j + 1 and column j + 1 are read by every lane next
                 }
             }
