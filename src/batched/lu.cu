@@ -1496,6 +1496,7 @@ const void *getrf_panel_fn(int R) {
 
 KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, const DeviceLimits &lim) {
     const int64_t max_shared = lim.max_shared_per_block;
+    const int panel_min = dtype == APAIRS_DTYPE_F64 ? 64 : 65;  // the panel kernel's least n (above 32: the rows kernel)
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;
@@ -1527,7 +1528,7 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, const DeviceLi
                                               "copied as one run",
                                               k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
-    } else if (n < (f64 ? 64 : 65) && (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared))) {
+    } else if (n < panel_min && (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared))) {
         const int R = (n + 31) / 32;
         k = f64 ? rows_kernel_spec(getrf_rows_fn<double>(R), getrf_rows_slot<double>(n))
                 : rows_kernel_spec(getrf_rows_fn<float>(R), getrf_rows_slot<float>(n));
@@ -1558,7 +1559,10 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, const DeviceLi
         k.why = fmt::format("n = {} ({}): a team of {} threads per element factors it in shared memory ({} bytes) "
                             "in panels, one warp the panel's columns, the team the rows of U right of it and the "
                             "trailing matrix in register tiles",
-                            n, f64 ? "at least 64" : "above 64, or three warps' slots do not fit a block", S, slot);
+                            n,
+                            n >= panel_min ? fmt::format("at least {}", panel_min)
+                                           : std::string("three of the rows kernel's slots do not fit a block"),
+                            S, slot);
     }
     return k;
 }
