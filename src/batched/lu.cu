@@ -1065,7 +1065,7 @@ struct DivByF64 {
 // order (j ascending; rows carry their multipliers through the interchanges), so the
 // bits are theirs; the trailing update's flops, most of the work past n = 32, are shared
 // by the team instead of one warp's lanes. The panel, one warp's chain of columns while
-// the team waits, is most of the time left (H200 run 321: f64 n = 128 about 60 %): a
+// the team waits, is most of the time left (H200 run 321, before DivByF64: f64 n = 128 about 60 %): a
 // panel over PT = min(S, 32 R) threads, a row each, with a barrier after the pivot's
 // candidates, the swap and the update, measured slower (run 320: 2.85 against 2.53 ms).
 template <class T>
@@ -1472,19 +1472,12 @@ KernelSpec getrf_warp_for(int n, bool soa, int64_t max_shared) {
 
 // n > 32: the rows kernel where three of its slots fit a block's shared memory (three
 // warps an SM), below the panel kernel's sizes (f64 n < 64, f32 n <= 64; H200 run 318:
-// f64 n = 64 rows 1.110 ms, panel 0.897; f32 n = 64 rows 1.181, panel 1.190; n = 128 the
+// f64 n = 64 rows 1.110 ms, panel 0.901; f32 n = 64 rows 1.181, panel 1.190; n = 128 the
 // panel 2.53 ms (f64) and 1.93 (f32) against the block kernel's 4.56 and the rows
 // kernel's 3.39; the sizes between were not timed).
 template <class T>
 bool getrf_rows(int n, int64_t max_shared) {
     return n > 32 && 3 * getrf_rows_slot<T>(n) <= max_shared;
-}
-
-template <class T>
-const void *getrf_rows_fn(int R) {
-    return R <= 2   ? reinterpret_cast<const void *>(&getrf_rows_kernel<T, 2>)
-           : R == 3 ? reinterpret_cast<const void *>(&getrf_rows_kernel<T, 3>)
-                    : reinterpret_cast<const void *>(&getrf_rows_kernel<T, 4>);
 }
 
 template <class T>
@@ -1529,14 +1522,16 @@ KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, const DeviceLi
                                               k.unit_threads / 32, k.unit_elements)
                                 : fmt::format("by each warp, groups of {} consecutive elements", k.unit_elements));
     } else if (n < panel_min && (f64 ? getrf_rows<double>(n, max_shared) : getrf_rows<float>(n, max_shared))) {
-        const int R = (n + 31) / 32;
-        k = f64 ? rows_kernel_spec(getrf_rows_fn<double>(R), getrf_rows_slot<double>(n))
-                : rows_kernel_spec(getrf_rows_fn<float>(R), getrf_rows_slot<float>(n));
-        k.name = fmt::format("getrf_rows<{}, 32 lanes per element, {} rows each>", tname(dtype), R);
+        // n = 33 .. 64: two rows a lane.
+        k = f64 ? rows_kernel_spec(reinterpret_cast<const void *>(&getrf_rows_kernel<double, 2>),
+                                   getrf_rows_slot<double>(n))
+                : rows_kernel_spec(reinterpret_cast<const void *>(&getrf_rows_kernel<float, 2>),
+                                   getrf_rows_slot<float>(n));
+        k.name = fmt::format("getrf_rows<{}, 32 lanes per element, 2 rows each>", tname(dtype));
         k.why = fmt::format("n = {} (above 32, below the panel kernel's sizes): a warp per element factors it "
-                            "right-looking in shared memory ({} bytes), {} rows a lane, the pivot by a warp "
+                            "right-looking in shared memory ({} bytes), 2 rows a lane, the pivot by a warp "
                             "reduction, the rows' updates without barriers",
-                            n, k.unit_shared, R);
+                            n, k.unit_shared);
     } else {
         // S: the elements an SM's shared memory holds, times S threads, within the 512 that
         // its registers hold at 128 a thread (H200 run 318: f64 n = 128, one an SM, 512

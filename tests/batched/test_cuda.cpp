@@ -8,9 +8,10 @@
 // a long-double reference and leave the outputs' padding alone; potrf's f64 warp kernel
 // of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
 // entry at a time (off it); potrf's warp kernels (n = 9..32) give the bits of their
-// column loop emulated on the host, and getrf's kernels (every model, n = 1..128) the bits,
-// pivots and info of theirs; an execute whose kernel's shared-memory limit was lowered
-// after planning raises it again and runs.
+// column loop emulated on the host, and getrf's kernels (every model: thread, warp-group,
+// line, rows and panel; 18 sizes from 1 to 128) the bits, pivots and info of theirs; an
+// execute whose kernel's shared-memory limit was lowered after planning raises it again
+// and runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -544,7 +545,8 @@ TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their co
 // the pivot divided by it (by 1 where it is 0), every entry right of it in every row below
 // updated by fma(-l_ij, u_jk, a_ik) in order of j; info = j + 1 at the first pivot that
 // is 0 or NaN. Every CUDA kernel of getrf (thread, warp-group, line, rows and panel) must
-// give these bits, pivots and info.
+// give these bits, pivots and info (with f64 multipliers off CUDA's division fast path:
+// tiny, huge and subnormal entries).
 template <class T>
 int32_t emulate_getrf(std::vector<T> &a, int64_t n, int32_t *ipiv) {  // a: n x n row-major
     auto key = [](T x) {
@@ -582,12 +584,18 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
     std::uniform_real_distribution<double> u(-1, 1);
     const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
     int variant = 0;
+    // The kernel each n takes where it does not depend on the device's shared memory.
+    const int64_t panel_min = sizeof(T) == 8 ? 64 : 65;
+    auto kernel = [&](int64_t n) -> const char * {
+        return n <= 8 ? "getrf_thread<" : n <= 32 ? "getrf_warp<" : n >= panel_min ? "getrf_panel<" : nullptr;
+    };
+    // Every layout and order; batches past one resident grid for the panel kernel in f32
+    // too (three to twelve teams an SM), f64 n = 128 (one an SM) at 271.
     for (int64_t n : {1, 3, 8, 9, 16, 17, 24, 25, 32, 33, 47, 64, 65, 96, 97, 100, 127, 128})
         for (int lay = 0; lay < 4; ++lay, ++variant) {
             const bool soa = lay & 1, row_major = lay & 2;
-            if (n > 32 && lay != variant % 4 && lay != (variant + 1) % 4) continue;  // two layouts each
             INFO("n " << n << (soa ? " SoA" : " AoS") << (row_major ? " row-major" : " column-major"));
-            const int64_t batch = n > 32 ? 271 : 1003, ld = n + variant % 3,
+            const int64_t batch = n > 32 ? (sizeof(T) == 4 ? 1601 : 271) : 1003, ld = n + variant % 3,
                           stride = soa ? batch + variant % 5 : n * ld + variant % 7;
             auto at = [&](int64_t e, int64_t i, int64_t j) {
                 const int64_t idx = row_major ? i * ld + j : i + j * ld;
@@ -604,6 +612,17 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
                 if (e == 2) w[(n / 2) * n + n / 2] = std::numeric_limits<T>::quiet_NaN();
                 if (e == 3)
                     for (int64_t i = 0; i < n; ++i) w[i * n + n / 2] = T(0);  // a zero column: info n / 2 + 1
+                // Magnitudes at the ends of the range (f64: CUDA's division off its fast path, by
+                // a tiny dividend, a tiny quotient or a huge divisor): e = 4 every other row
+                // tiny, e = 5 one row huge, e = 6 a subnormal in every row.
+                const T tiny = sizeof(T) == 8 ? T(1e-300) : T(1e-30), huge = sizeof(T) == 8 ? T(1e300) : T(1e30);
+                if (e == 4)
+                    for (int64_t i = 0; i < n; i += 2)
+                        for (int64_t k = 0; k < n; ++k) w[i * n + k] *= tiny;
+                if (e == 5)
+                    for (int64_t k = 0; k < n; ++k) w[(n / 3) * n + k] *= huge;
+                if (e == 6)
+                    for (int64_t i = 0; i < n; ++i) w[i * n + (i * 7 + 3) % n] = 3 * std::numeric_limits<T>::denorm_min();
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t j = 0; j < n; ++j) a[at(e, i, j)] = w[i * n + j];
                 std::vector<T> m(w, w + n * n);
@@ -613,17 +632,21 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
             if (n > 2) CHECK(want_info[1] > 0);
             CHECK(want_info[3] == (batch > 3 ? int32_t(n / 2 + 1) : want_info[3]));
             DeviceCopy<T> d(a, 0);
-            DeviceCopy<int32_t> dp(std::vector<int32_t>(size_t(batch * n), -7), 0);
-            DeviceCopy<int32_t> di(std::vector<int32_t>(size_t(batch), -7), 0);
+            // The pivots and info with 5 values of padding after them (-7).
+            DeviceCopy<int32_t> dp(std::vector<int32_t>(size_t(batch * n + 5), -7), 0);
+            DeviceCopy<int32_t> di(std::vector<int32_t>(size_t(batch + 5), -7), 0);
             apairs_plan_t plan = nullptr;
             api_ok(apairs_plan_create_getrf_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
                                                     row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR, n,
                                                     ld, stride, batch));
-            run_plan(plan, nullptr,
+            run_plan(plan, kernel(n),
                      [&](apairs_plan_t p) { return apairs_plan_execute_getrf(p, d.p, dp.p, di.p); });
             cuda_ok(cudaDeviceSynchronize());
             const std::vector<T> got = d.back();
-            const std::vector<int32_t> piv = dp.back(), info = di.back();
+            std::vector<int32_t> piv = dp.back(), info = di.back();
+            CHECK(std::vector<int32_t>(piv.end() - 5, piv.end()) == std::vector<int32_t>(5, -7));
+            CHECK(std::vector<int32_t>(info.end() - 5, info.end()) == std::vector<int32_t>(5, -7));
+            info.resize(size_t(batch));
             CHECK(info == want_info);
             int64_t differ = 0, bad_piv = 0, touched = 0;
             std::vector<char> entry(a.size(), 0);
