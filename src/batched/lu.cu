@@ -1065,9 +1065,10 @@ struct DivByF64 {
 // order (j ascending; rows carry their multipliers through the interchanges), so the
 // bits are theirs; the trailing update's flops, most of the work past n = 32, are shared
 // by the team instead of one warp's lanes. The panel, one warp's chain of columns while
-// the team waits, is most of the time left (H200 run 321, before DivByF64: f64 n = 128 about 60 %): a
-// panel over PT = min(S, 32 R) threads, a row each, with a barrier after the pivot's
-// candidates, the swap and the update, measured slower (run 320: 2.85 against 2.53 ms).
+// the team waits, is most of the time left (H200 run 321, before DivByF64: about 60 % of
+// f64 n = 128's); a panel over PT = min(S, 32 R) threads, a row each, with a barrier after
+// the pivot's candidates, the swap and the update, measured slower (run 320: 2.85
+// against 2.53 ms).
 template <class T>
 constexpr int kPanel = sizeof(T) == 8 ? 8 : 16;
 
@@ -1489,7 +1490,8 @@ const void *getrf_panel_fn(int R) {
 
 KernelSpec getrf_kernel_for(int32_t dtype, int64_t n64, bool soa, const DeviceLimits &lim) {
     const int64_t max_shared = lim.max_shared_per_block;
-    const int panel_min = dtype == APAIRS_DTYPE_F64 ? 64 : 65;  // the panel kernel's least n (above 32: the rows kernel)
+    // The panel kernel's least n (from 33 below it: the rows kernel).
+    const int panel_min = dtype == APAIRS_DTYPE_F64 ? 64 : 65;
     const bool f64 = dtype == APAIRS_DTYPE_F64;
     const int n = int(n64), thread_max = f64 ? kThreadMaxN<double> : kThreadMaxN<float>;
     KernelSpec k;

@@ -622,7 +622,8 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
                 if (e == 5)
                     for (int64_t k = 0; k < n; ++k) w[(n / 3) * n + k] *= huge;
                 if (e == 6)
-                    for (int64_t i = 0; i < n; ++i) w[i * n + (i * 7 + 3) % n] = 3 * std::numeric_limits<T>::denorm_min();
+                    for (int64_t i = 0; i < n; ++i)
+                        w[i * n + (i * 7 + 3) % n] = 3 * std::numeric_limits<T>::denorm_min();
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t j = 0; j < n; ++j) a[at(e, i, j)] = w[i * n + j];
                 std::vector<T> m(w, w + n * n);
