@@ -55,11 +55,14 @@
 //     reductions), then the team swaps and solves the rows of U right of it, a thread a
 //     column, and updates the trailing matrix in register tiles; the same fmas in the
 //     same order as the column-by-column kernels, so the same bits.
-//   getrs, n > 8, nrhs <= 8 (the rows kernel): a warp per element, its factors staged in
-//     shared memory (SoA: by the whole block, runs of its elements), the pivots turned
-//     into one permutation (a gather of B's rows on the loads, or a scatter on the stores
-//     when transposed), one column of B at a time in registers, lane l holding rows l,
-//     l + 32, ...; both solves by columns (solve.cuh).
+//   getrs, n = 9 .. 32 (f32 SoA to 64), nrhs <= 8 (the rows kernel): a warp per element,
+//     its factors staged in shared memory (SoA: by the whole block, runs of its elements),
+//     the pivots turned into one permutation (a gather of B's rows on the loads, or a
+//     scatter on the stores when transposed), one column of B at a time in registers,
+//     lane l holding rows l, l + 32, ...; both solves by columns (solve.cuh).
+//   getrs, larger n, nrhs <= 8 (the stream kernel): as the rows kernel, but the factors
+//     streamed through a ring of two 32 x 32 tiles in shared memory, each entry of the
+//     two triangles copied once, up to 4 columns of B in registers; the same bits.
 //   getrs otherwise: as potrs, G = nrhs rounded up to a power of two (at most 128)
 //     threads per element, each solving one column of B at a time in shared memory
 //     against the element's staged factors and pivots: thread-per-element, warp-group or
@@ -966,7 +969,7 @@ __global__ void LU_MAXNREG getrf_rows_kernel(const GetrfArgs<T> g) {
         const bool live = e < g.batch;
         T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);  // fast-grid (r, c) at src[(r ld + c) es]
         rows_stage(coop, live, base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst,
-                   [&] { warp_stage_square<R>(A, src, g.a.ld, es, n, lane, w0, dst); });
+                   [&] { warp_stage_grid(A, src, g.a.ld, es, w0, dst); });
         copy_async_wait();
         if (coop)
             __syncthreads();
@@ -1307,19 +1310,53 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// getrs, n > 8, at most kRowsMaxRhs right-hand sides (the rows kernel): a warp per
-// element, its factors staged in shared memory (n x (n | 1)) by cp.async
-// (warp_stage_square: the grid walk, or for n > 64 a row at a time), one column of B at a time in
-// registers, lane l holding rows l, l + 32, ... (R = ceil(n / 32)); both solves by
-// columns (solve.cuh). A SoA factor is staged by the whole block where it has several
-// warps (block_stage_soa, plan_rows). The pivots become one permutation per element,
-// perm = the row swaps applied in turn to 0 .. n - 1 (a shuffle each, lanes holding perm
-// as they hold x), so that P^T b is a gather of b's rows on the loads (x_r = b_perm(r))
-// and x = P z a scatter on the stores (x_perm(r) = z_r): no swap per column.
+// getrs, n = 9 .. 32 (f32 SoA to 64), at most kRowsMaxRhs right-hand sides (the rows
+// kernel): a warp per element, its factors staged in shared memory (n x (n | 1)) by
+// cp.async (warp_stage_grid), one column of B at a time in registers,
+// lane l holding rows l, l + 32, ... (R = ceil(n / 32)); both solves by columns
+// (solve.cuh). A SoA factor is staged by the whole block where it has several warps
+// (block_stage_soa, plan_rows). The pivots become one permutation per element
+// (getrs_perm), so that P^T b is a gather of b's rows on the loads and x = P z a scatter
+// on the stores: no swap per column.
 
 template <class T>
 __host__ __device__ constexpr int64_t getrs_rows_slot(int n) {
     return round16(int64_t(n) * pad_odd(n) * int64_t(sizeof(T)));
+}
+
+// getrs's pivots as one permutation of element e, lane l holding perm(l + 32 k) in
+// perm[k]: the row swaps i <-> p_i, i = 0 .. n - 1, applied in turn to 0 .. n - 1 (a
+// pivot outside 0 .. n - 1 is no swap, as in the chunked kernel), a shuffle each, so
+// that P^T b is a gather of b's rows (x_r = b_perm(r)) and x = P z a scatter (x_perm(r)
+// = z_r). Rows past n, and every row of an element that is not live, keep perm(r) = r.
+template <int R>
+__device__ __forceinline__ void getrs_perm(const Piv &piv, int64_t e, int n, bool live, int lane, int (&perm)[R]) {
+    int pv[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        const int r = lane + 32 * k;
+        pv[k] = live && r < n ? piv.p[piv.soa ? r * piv.stride + e : e * n + r] - 1 : r;
+        perm[k] = r;
+    }
+    if (!live) return;
+#pragma unroll
+    for (int ki = 0; ki < R; ++ki)
+        for (int il = 0; il < 32; ++il) {
+            const int i = 32 * ki + il;
+            if (i >= n) break;  // uniform
+            const int p = __shfl_sync(kFull, pv[ki], il);
+            if (p == i || p < 0 || p >= n) continue;  // uniform
+            // Row p's register picked by bit tests (an index into perm would put it in
+            // local memory).
+            const int hit = 1 << (p / 32), mine = lane == p % 32 ? hit : 0;
+            int at_p = perm[0];
+#pragma unroll
+            for (int k = 1; k < R; ++k) at_p = (hit >> k) & 1 ? perm[k] : at_p;
+            const int vi = __shfl_sync(kFull, perm[ki], il), vp = __shfl_sync(kFull, at_p, p % 32);
+            if (lane == il) perm[ki] = vp;
+#pragma unroll
+            for (int k = 0; k < R; ++k) perm[k] = (mine >> k) & 1 ? vi : perm[k];
+        }
 }
 
 template <class T, int R>
@@ -1335,38 +1372,11 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
         const int64_t e = eb + warp;
         const bool live = e < g.batch && !(g.info && g.info[e] != 0);  // gesv: elements that factored
         rows_stage(coop, live, base, slot, g.a.p, g.a.ld, g.a.stride, eb, g.batch, n, wb, dst, [&] {
-            warp_stage_square<R>(A, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, n,
-                                 lane, w0, dst);
+            warp_stage_grid(A, g.a.p + (g.a.soa ? e : e * g.a.stride), g.a.ld, g.a.soa ? g.a.stride : 1, w0, dst);
         });
-        // perm while the factors are in flight: swap i with p_i, i = 0 .. n - 1 (a pivot
-        // outside 0 .. n - 1 is no swap, as in the chunked kernel).
-        int pv[R], perm[R];
-#pragma unroll
-        for (int k = 0; k < R; ++k) {
-            const int r = lane + 32 * k;
-            pv[k] = live && r < n ? g.piv.p[g.piv.soa ? r * g.piv.stride + e : e * n + r] - 1 : r;
-            perm[k] = r;
-        }
-        if (live) {
-#pragma unroll
-            for (int ki = 0; ki < R; ++ki)
-                for (int il = 0; il < 32; ++il) {
-                    const int i = 32 * ki + il;
-                    if (i >= n) break;  // uniform
-                    const int p = __shfl_sync(kFull, pv[ki], il);
-                    if (p == i || p < 0 || p >= n) continue;  // uniform
-                    // Row p's register picked by bit tests (an index into perm would put it
-                    // in local memory).
-                    const int hit = 1 << (p / 32), mine = lane == p % 32 ? hit : 0;
-                    int at_p = perm[0];
-#pragma unroll
-                    for (int k = 1; k < R; ++k) at_p = (hit >> k) & 1 ? perm[k] : at_p;
-                    const int vi = __shfl_sync(kFull, perm[ki], il), vp = __shfl_sync(kFull, at_p, p % 32);
-                    if (lane == il) perm[ki] = vp;
-#pragma unroll
-                    for (int k = 0; k < R; ++k) perm[k] = (mine >> k) & 1 ? vi : perm[k];
-                }
-        }
+        // perm while the factors are in flight.
+        int perm[R];
+        getrs_perm<R>(g.piv, e, n, live, lane, perm);
         copy_async_wait();
         if (coop)
             __syncthreads();
@@ -1399,6 +1409,221 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
                 const int r = lane + 32 * k, to = g.trans ? perm[k] : r;
                 if (r < n) g.b.p[g.b.row_major ? g.b.at(to, col, e) : g.b.at(col, to, e)] = x[k];
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// getrs, n > 32 (but f32 SoA n <= 64), at most kRowsMaxRhs right-hand sides (the stream
+// kernel): as the rows kernel, a warp per element, lane l holding rows l, l + 32, ... of up to NR columns of
+// B, but the factors never staged whole: the two triangular solves read their triangles
+// once each, in 32 x 32 tiles streamed through a ring of S tiles in shared memory
+// (cp.async, S - 1 tiles in flight while the warp solves one), so an element takes S 32
+// (32 | 1) entries of shared memory where the rows kernel takes n (n | 1), and each row
+// of a tile is a run of 32 entries in memory. M(r, j), the matrix the two solves read: A
+// (L y = P^T b, then U x = y) or A^T (U^T y = b, then L^T z = y, x = P z). Row block kb
+// (rows 32 kb ..) of the lower solve takes tiles (kb, 0), .., (kb, kb - 1) (M's entries
+// left of the diagonal block, with x of those columns final), then the diagonal tile
+// (kb, kb) column by column; the upper solve the same from the other end. Each row thus
+// takes its fmas in the order the columns come (lower: j ascending; upper: descending), x_j
+// first scaled by the diagonal's reciprocal (but a unit diagonal): the rows kernel's
+// arithmetic (warp_lower_solve, warp_upper_solve), so the same bits. A SoA factor is
+// streamed by the whole block where it has several warps (each entry's values of the
+// block's elements one run, a barrier a tile). The copies are entry by entry, each
+// thread stepping along one line of a tile by pointer increments: with the address worked
+// out for each copy they were 35 k of an element's 50 k instructions (ncu, H200 run 326,
+// f64 n = 128 AoS: 0.305 ms; with the steps 0.204 in run 328, 0.187 in run 329).
+//
+// The ring's tiles: two (H200 run 327: f64 n = 64 AoS 0.200 ms against three's 0.247, n
+// = 128 0.205 against 0.210; f32 n = 64 0.253 against 0.269, n = 128 0.219 against 0.235;
+// SoA alike or better but f64 n = 128, 0.373 against 0.362): more warps an SM (f64 17 KB
+// of shared memory a warp where three take 25), the next tile's copies in flight while
+// the warp solves one.
+constexpr int kTile = 32, kTileLd = kTile + 1, kStreamStages = 2;
+// NR: the right-hand sides a chunk holds (at nrhs = 1: one).
+constexpr int kStreamRhs = 4;
+
+template <class T>
+__host__ __device__ constexpr int64_t getrs_stream_slot() {
+    return round16(int64_t(kStreamStages) * kTile * kTileLd * int64_t(sizeof(T)));
+}
+
+// The index m of the triangle's row holding u in the order 0; 1, 2; 3, 4, 5; ...
+__device__ __forceinline__ int tri_row(int u) {
+    int m = 0;
+    while ((m + 1) * (m + 2) / 2 <= u) ++m;
+    return m;
+}
+
+template <class T, int R>
+__device__ __forceinline__ T pick(const T (&v)[R], int k) {  // v[k] by compares (an index would be local memory)
+    T o = v[0];
+#pragma unroll
+    for (int i = 1; i < R; ++i) o = i == k ? v[i] : o;
+    return o;
+}
+
+template <class T, int R, int NR>
+__global__ void LU_MAXNREG getrs_stream_kernel(const GetrsArgs<T> g) {
+    constexpr int S = kStreamStages;
+    extern __shared__ __align__(16) unsigned char lu_smem[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32, n = g.n;
+    constexpr int64_t wslot = getrs_stream_slot<T>() / int64_t(sizeof(T));
+    constexpr int TE = kTile * kTileLd;
+    T *const base = reinterpret_cast<T *>(lu_smem), *const ring = base + warp * wslot;
+    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(base)),
+                   wbase = sbase + unsigned(warp * wslot * int64_t(sizeof(T)));
+    const bool coop = g.a.soa && warps > 1;
+    // M's column j contiguous (offset j ld + r) where A is column-major and not
+    // transposed or row-major and transposed; else its rows.
+    const bool colm = g.a.row_major == g.trans;
+    const int64_t ld = g.a.ld, es = g.a.soa ? g.a.stride : 1;
+    auto off = [&](int r, int j) { return (colm ? int64_t(j) * ld + r : int64_t(r) * ld + j) * es; };
+    constexpr int TL = R * (R + 1) / 2;  // tiles a solve
+    // The copying thread's element (of the block's, where it copies) and tile row or column.
+    const int cq = threadIdx.x % warps, cl = coop ? threadIdx.x / warps : lane;
+    // Tile t: its row block kb, column block cb, and solve (up).
+    auto tile = [&](int t, int &kb, int &cb, bool &up) {
+        up = t >= TL;
+        const int u = up ? t - TL : t, m = tri_row(u), i = u - m * (m + 1) / 2;
+        kb = up ? R - 1 - m : m;
+        cb = up ? R - 1 - i : i;
+    };
+    for (int64_t eb = int64_t(blockIdx.x) * warps; eb < g.batch; eb += int64_t(gridDim.x) * warps) {  // block-uniform
+        const int64_t e = eb + warp;
+        const bool live = e < g.batch && !(g.info && g.info[e] != 0);  // gesv: elements that factored
+        if (!coop && !live) continue;
+        const T *const src = g.a.p + (g.a.soa ? e : e * g.a.stride);
+        // Tile t's copies into slot t % S (a diagonal tile: only its solve's triangle), and
+        // a commit (an empty group past the last tile). Each copying thread (a lane of the
+        // warp, or where the block copies, thread q + W l of element eb + q for the block's
+        // W warps) takes one row (colm) or column of the tile, l, and steps along it by
+        // pointer increments (shared offsets in bytes from the slot's window address): SoA
+        // loads of consecutive threads then take consecutive elements, runs of W entries.
+        const int64_t ce = coop ? eb + cq : e;
+        const T *const csrc = g.a.p + (g.a.soa ? ce : ce * g.a.stride);
+        const unsigned cbase = coop ? sbase + unsigned(cq * wslot * int64_t(sizeof(T))) : wbase;
+        auto issue = [&](int t) {
+            if (t < 2 * TL && ce < g.batch) {
+                int kb, cb;
+                bool up;
+                tile(t, kb, cb, up);
+                const int r0 = kTile * kb, c0 = kTile * cb;
+                // The other index i runs over the copies: 0 .. min(32, n - its base), a
+                // diagonal tile's i below l (the lower solve's rows below the diagonal when
+                // colm, the upper's columns right of it otherwise) or above.
+                const int me = colm ? r0 + cl : c0 + cl, ib = colm ? c0 : r0, iend = min(kTile, n - ib);
+                const bool below = colm != up, diag = kb == cb;
+                const int ilo = diag && !below ? cl + 1 : 0, ihi = diag && below ? min(cl, iend) : iend;
+                const int64_t step = ld * es;  // the next column (colm) or row
+                const T *p = csrc + off(colm ? r0 + cl : r0, colm ? c0 : c0 + cl) + ilo * step;
+                const unsigned sstep = unsigned((colm ? kTileLd : 1) * int(sizeof(T)));
+                unsigned sh = cbase + unsigned(((t % S) * TE + (colm ? cl : cl * kTileLd)) * int(sizeof(T))) +
+                              unsigned(ilo) * sstep;
+                if (me < n)
+#pragma unroll 4
+                    for (int i = ilo; i < ihi; ++i, p += step, sh += sstep) cp_async_one_to(sh, p);
+            }
+            cp_commit();
+        };
+        // The right-hand sides NR at a time, the factors streamed once a chunk.
+        for (int c0 = 0; c0 < g.nrhs; c0 += NR) {
+            if (coop)
+                __syncthreads();  // the previous element's tiles are read
+            else
+                __syncwarp();
+            const int nrhs = min(NR, g.nrhs - c0);  // this chunk's columns c0 .. c0 + nrhs - 1
+            const bool scale_lower = g.trans, scale_upper = !g.trans;  // L has a unit diagonal
+            T inv[R], x[NR][R];  // inv: the diagonal's reciprocals (1 / u_rr)
+            int perm[R];
+            // One loop issues every tile (S - 1 ahead of the one solved), so that the copies'
+            // code is in one place: t < 0 only issues.
+            for (int t = 1 - S; t < 2 * TL; ++t) {
+                if (t == 0) {  // while the first tiles are in flight
+#pragma unroll
+                    for (int k = 0; k < R; ++k) {
+                        const int r = lane + 32 * k;
+                        inv[k] = live && r < n ? T(1) / src[(int64_t(r) * ld + r) * es] : T(1);
+                    }
+                    getrs_perm<R>(g.piv, e, n, live, lane, perm);
+#pragma unroll
+                    for (int c = 0; c < NR; ++c)
+#pragma unroll
+                        for (int k = 0; k < R; ++k) {
+                            const int r = lane + 32 * k, from = g.trans ? r : perm[k];
+                            x[c][k] = live && c < nrhs && r < n
+                                          ? g.b.p[g.b.row_major ? g.b.at(from, c0 + c, e) : g.b.at(c0 + c, from, e)]
+                                          : T(0);
+                        }
+                }
+                if (t >= 0) {  // tile t landed; slot (t - 1) % S free for t + S - 1
+                    cp_wait<S - 2>();
+                    if (coop)
+                        __syncthreads();
+                    else
+                        __syncwarp();
+                }
+                issue(t + S - 1);
+                if (t < 0 || !live) continue;
+                const T *const m = ring + (t % S) * TE;
+                int kb, cb;
+                bool up;
+                tile(t, kb, cb, up);
+                const bool in = kTile * kb + lane < n;  // this lane's row of the block
+                T acc[NR];
+#pragma unroll
+                for (int c = 0; c < NR; ++c) acc[c] = pick(x[c], kb);
+                if (kb != cb) {  // x of block cb final: 32 columns of fmas (the last block's
+                                 // columns past n skipped)
+                    T xs[NR];
+#pragma unroll
+                    for (int c = 0; c < NR; ++c) xs[c] = pick(x[c], cb);
+#pragma unroll
+                    for (int q = 0; q < kTile; ++q) {
+                        const int jj = up ? kTile - 1 - q : q;
+                        if (kTile * cb + jj >= n) continue;  // uniform
+                        const T v = m[jj * kTileLd + lane];
+#pragma unroll
+                        for (int c = 0; c < NR; ++c)
+                            if (c < nrhs) {
+                                const T y = __shfl_sync(kFull, xs[c], jj);
+                                if (in) acc[c] = fma(-v, y, acc[c]);
+                            }
+                    }
+                } else {  // the diagonal block, column by column
+                    const bool scale = up ? scale_upper : scale_lower;
+                    const T d = pick(inv, kb);
+#pragma unroll
+                    for (int q = 0; q < kTile; ++q) {
+                        const int jj = up ? kTile - 1 - q : q;
+                        if (kTile * kb + jj >= n) continue;  // uniform
+                        const bool hit = up ? lane < jj : lane > jj && in;
+                        const T v = m[jj * kTileLd + lane];
+#pragma unroll
+                        for (int c = 0; c < NR; ++c)
+                            if (c < nrhs) {
+                                if (scale && lane == jj) acc[c] *= d;
+                                const T y = __shfl_sync(kFull, acc[c], jj);
+                                if (hit) acc[c] = fma(-v, y, acc[c]);
+                            }
+                    }
+                }
+#pragma unroll
+                for (int c = 0; c < NR; ++c)
+#pragma unroll
+                    for (int k = 0; k < R; ++k)
+                        if (k == kb) x[c][k] = acc[c];
+            }
+            if (!live) continue;
+            __syncwarp();  // every lane's loads of B before any lane's stores (gather, scatter)
+#pragma unroll
+            for (int c = 0; c < NR; ++c)
+#pragma unroll
+                for (int k = 0; k < R; ++k) {
+                    const int r = lane + 32 * k, to = g.trans ? perm[k] : r;
+                    if (c < nrhs && r < n)
+                        g.b.p[g.b.row_major ? g.b.at(to, c0 + c, e) : g.b.at(c0 + c, to, e)] = x[c][k];
+                }
         }
     }
 }
@@ -1591,18 +1816,52 @@ GetrsShape getrs_shape(int32_t dtype, int n, int nrhs) {
 // column each).
 bool getrs_rows(int64_t n, int64_t nrhs) { return n > 8 && nrhs <= kRowsMaxRhs; }
 
+// The rows kernel: n <= 32, or (f32 SoA) 33 .. 64 (getrs_stream).
 template <class T>
 KernelSpec getrs_rows_for(int n) {
-    const int R = (n + 31) / 32;
-    return rows_kernel_spec(R == 1   ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 1>)
-                            : R == 2 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 2>)
-                            : R == 3 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 3>)
-                                     : reinterpret_cast<const void *>(&getrs_rows_kernel<T, 4>),
+    return rows_kernel_spec(n <= 32 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 1>)
+                                    : reinterpret_cast<const void *>(&getrs_rows_kernel<T, 2>),
                             getrs_rows_slot<T>(n));
 }
 
-KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64) {
+template <class T, int R>
+const void *getrs_stream_fn(int nrhs) {
+    return nrhs == 1 ? reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, 1>)
+                     : reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, kStreamRhs>);
+}
+template <class T>
+KernelSpec getrs_stream_for(int n, int nrhs) {
+    const int R = (n + 31) / 32;
+    return rows_kernel_spec(R <= 2   ? getrs_stream_fn<T, 2>(nrhs)
+                            : R == 3 ? getrs_stream_fn<T, 3>(nrhs)
+                                     : getrs_stream_fn<T, 4>(nrhs),
+                            getrs_stream_slot<T>());
+}
+
+// The stream kernel for n > 32 but f32 SoA n <= 64, the rows kernel below (H200 run 327,
+// AoS / SoA: f64 n = 128 0.205 / 0.373 ms against the rows kernel's 0.731 / 1.234, n = 64
+// 0.200 / 0.370 against 0.253 / 0.403; f32 n = 128 0.219 / 0.393 against 0.468 / 1.183,
+// n = 64 0.253 / 0.453 against 0.274 / 0.397; n = 16 and 32 the stream kernel slower by
+// 2-4x in run 325: one tile's chain an element, little to overlap).
+bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
+    return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 64);
+}
+
+KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64, bool soa) {
     const int n = int(n64), nrhs = int(nrhs64);
+    if (getrs_rows(n, nrhs) && getrs_stream(dtype, n, soa)) {
+        KernelSpec k = dtype == APAIRS_DTYPE_F64 ? getrs_stream_for<double>(n, nrhs) : getrs_stream_for<float>(n, nrhs);
+        const int R = (n + 31) / 32, nr = nrhs == 1 ? 1 : kStreamRhs;
+        k.name = fmt::format("getrs_stream<{}, 32 lanes per element, {} rows each, {} column{} of B at a time, "
+                             "a ring of {} tiles>",
+                             tname(dtype), R, nr, nr == 1 ? "" : "s", kStreamStages);
+        k.why = fmt::format("nrhs = {} (at most {}), n = {} (above 32): a warp per element, the pivots turned into "
+                            "one permutation, the right-hand sides in registers ({} rows a lane), both triangular "
+                            "solves by {} x {} tiles of the factors streamed through a ring of {} in shared memory "
+                            "({} bytes), their diagonal tiles by columns with the solved entry broadcast by a shuffle",
+                            nrhs, kRowsMaxRhs, n, R, kTile, kTile, kStreamStages, k.unit_shared);
+        return k;
+    }
     if (getrs_rows(n, nrhs)) {
         KernelSpec k = dtype == APAIRS_DTYPE_F64 ? getrs_rows_for<double>(n) : getrs_rows_for<float>(n);
         const int R = (n + 31) / 32;
@@ -1740,7 +1999,7 @@ void launch_getrf_cuda(const GetrfProblem &pb, const CudaConfig &cfg, void *stre
 }
 
 CudaConfig plan_getrs_cuda(const GetrsProblem &pb, int device, double occupancy_target) {
-    const KernelSpec k = getrs_kernel_for(pb.dtype, pb.n, pb.nrhs);
+    const KernelSpec k = getrs_kernel_for(pb.dtype, pb.n, pb.nrhs, pb.a.soa);
     const std::string what = fmt::format("batched getrs n={} nrhs={}", pb.n, pb.nrhs);
     if (getrs_rows(pb.n, pb.nrhs))
         return plan_rows(k, pb.a.soa, int64_t(pb.elem_size()), pb.batch, device, occupancy_target, what);

@@ -81,20 +81,12 @@ __device__ __forceinline__ void warp_tri_walk(int n, bool upper, int lane, F f) 
     }
 }
 
-// One element's staging into a warp's slot, the form chosen by size (R = ceil(n / 32)
-// rows a lane). A square n x n grid (getrf, getrs): the grid walk at n <= 64, rows beyond
-// (runs 220-221, above). A packed triangle, fast row r holding columns [0, r] or (upper)
-// [r, n) (potrf, potrs): the triangle walk at n <= 64 (H200 run 227: potrs f64 n = 64
-// 0.119 -> 0.107 ms), rows beyond (the walk no faster at n = 128: potrf 0.848 / 0.841
-// ms in runs 225 / 227, potrs 0.282 with it in run 227, 0.270 without in run 228).
-template <int R, class T, class Dst>
-__device__ __forceinline__ void warp_stage_square(T *sh, const T *src, int64_t ld, int64_t es, int n, int lane,
-                                                  const Walker &w0, Dst dst) {
-    if constexpr (R <= 2)
-        warp_stage_grid(sh, src, ld, es, w0, dst);
-    else
-        warp_stage_rows(sh, src, ld, es, n, lane, [&](int) { return make_int2(0, n); }, dst);
-}
+// One packed triangle's staging into a warp's slot, fast row r holding columns [0, r] or
+// (upper) [r, n) (potrf, potrs), the form chosen by size (R = ceil(n / 32) rows a lane):
+// the triangle walk at n <= 64 (H200 run 227: potrs f64 n = 64 0.119 -> 0.107 ms), rows
+// beyond (the walk no faster at n = 128: potrf 0.848 / 0.841 ms in runs 225 / 227, potrs
+// 0.282 with it in run 227, 0.270 without in run 228). A square grid (getrf's and getrs's
+// rows kernels, n <= 64) takes the grid walk (runs 220-221, above).
 template <int R, class T, class Dst>
 __device__ __forceinline__ void warp_stage_tri(T *sh, const T *src, int64_t ld, int64_t es, int n, bool upper,
                                                int lane, Dst dst) {
@@ -108,7 +100,7 @@ __device__ __forceinline__ void warp_stage_tri(T *sh, const T *src, int64_t ld, 
 // The rows kernels' staging of one round of their block-uniform element loop: a SoA
 // factor by the whole block where it has several warps (coop: block_stage_soa into slots
 // `slot` apart, dst(r, c) the offset in one), else each warp whose element is live its own
-// (own(), warp_stage_square or warp_stage_tri). The barrier first: the previous round's
+// (own(), warp_stage_grid or warp_stage_tri). The barrier first: the previous round's
 // readers of the slots are done. The caller commits and waits.
 template <class T, class Dst, class Own>
 __device__ __forceinline__ void rows_stage(bool coop, bool live, T *base, int64_t slot, const T *p, int64_t ld,

@@ -29,6 +29,12 @@ __device__ __forceinline__ void cp_async_one(T *dst, const T *src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
 }
 
+// The same to a shared-window address (__cvta_generic_to_shared of the destination).
+template <class T>
+__device__ __forceinline__ void cp_async_one_to(unsigned s, const T *src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(int(sizeof(T))) : "memory");
+}
+
 // Closes the thread's group of cp.async copies issued since the last commit.
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N of the thread's committed groups are pending.

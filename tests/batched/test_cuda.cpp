@@ -9,12 +9,14 @@
 // of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
 // entry at a time (off it); potrf's warp kernels (n = 9..32) give the bits of their
 // column loop emulated on the host, and getrf's kernels (every model: thread, warp-group,
-// line, rows and panel; 18 sizes from 1 to 128) the bits, pivots and info of theirs; an
-// execute whose kernel's shared-memory limit was lowered after planning raises it again
-// and runs.
+// line, rows and panel; 18 sizes from 1 to 128) the bits, pivots and info of theirs, and
+// getrs's kernels of n > 8 with at most 8 right-hand sides (rows and stream; 13 sizes from
+// 9 to 128, every layout, order and op) the bits of its column solves; an execute whose
+// kernel's shared-memory limit was lowered after planning raises it again and runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -540,6 +543,19 @@ TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their co
         }
 }
 
+// f(0) .. f(count - 1) over the host's cores (the emulations of the bits tests: f32 getrf
+// n = 128 takes some 2 million fmas an element).
+template <class F>
+void parallel_for(int64_t count, F f) {
+    const int64_t nt = std::max<int64_t>(1, std::min<int64_t>(count, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (int64_t k = 0; k < nt; ++k)
+        pool.emplace_back([&, k] {
+            for (int64_t i = k; i < count; i += nt) f(i);
+        });
+    for (std::thread &t : pool) t.join();
+}
+
 // getrf's column loop, emulated on the host: right-looking, column j's pivot the first
 // row of largest |a_ij| (a NaN above every number), whole rows swapped, the column below
 // the pivot divided by it (by 1 where it is 0), every entry right of it in every row below
@@ -626,10 +642,13 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
                         w[i * n + (i * 7 + 3) % n] = 3 * std::numeric_limits<T>::denorm_min();
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t j = 0; j < n; ++j) a[at(e, i, j)] = w[i * n + j];
+            }
+            parallel_for(batch, [&](int64_t e) {
+                T *w = want.data() + e * n * n;
                 std::vector<T> m(w, w + n * n);
                 want_info[size_t(e)] = emulate_getrf(m, n, want_piv.data() + e * n);
                 std::copy(m.begin(), m.end(), w);
-            }
+            });
             if (n > 2) CHECK(want_info[1] > 0);
             CHECK(want_info[3] == (batch > 3 ? int32_t(n / 2 + 1) : want_info[3]));
             DeviceCopy<T> d(a, 0);
@@ -665,5 +684,115 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
             CHECK(differ == 0);
             CHECK(bad_piv == 0);
             CHECK(touched == 0);
+        }
+}
+
+// getrs's column solves, emulated on the host for one column x of B: the pivots folded
+// into one permutation (x_r = b_perm(r), or transposed x_perm(r) = z_r at the end); both
+// triangular solves by columns, x_j first multiplied by the reciprocal of its diagonal
+// entry (but L's unit one), then every row the column reaches updated by x_r = fma(-m_rj,
+// x_j, x_r) in order of j. Every CUDA getrs kernel for n > 8 with at most 8 right-hand
+// sides (rows and stream) must give these bits. lu: n x n row-major.
+template <class T>
+void emulate_getrs(const std::vector<T> &lu, int64_t n, const int32_t *ipiv, bool trans, std::vector<T> &x) {
+    std::vector<int64_t> perm(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) perm[size_t(r)] = r;
+    for (int64_t i = 0; i < n; ++i) std::swap(perm[size_t(i)], perm[size_t(ipiv[i] - 1)]);
+    auto m = [&](int64_t r, int64_t j) { return trans ? lu[size_t(j * n + r)] : lu[size_t(r * n + j)]; };
+    std::vector<T> z(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) z[size_t(r)] = trans ? x[size_t(r)] : x[size_t(perm[size_t(r)])];
+    for (int64_t j = 0; j < n; ++j) {  // lower: L (unit) or U^T
+        if (trans) z[size_t(j)] *= T(1) / m(j, j);
+        for (int64_t r = j + 1; r < n; ++r) z[size_t(r)] = std::fma(-m(r, j), z[size_t(j)], z[size_t(r)]);
+    }
+    for (int64_t j = n - 1; j >= 0; --j) {  // upper: U or L^T (unit)
+        if (!trans) z[size_t(j)] *= T(1) / m(j, j);
+        for (int64_t r = 0; r < j; ++r) z[size_t(r)] = std::fma(-m(r, j), z[size_t(j)], z[size_t(r)]);
+    }
+    for (int64_t r = 0; r < n; ++r) x[size_t(trans ? perm[size_t(r)] : r)] = z[size_t(r)];
+}
+
+TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column solves emulated on the host",
+                   "[cuda][batched][getrs]", float, double) {
+    using T = TestType;
+    Setup su;
+    INFO("seed " << su.seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    int variant = 0;
+    // The rows kernel for n <= 32 and f32 SoA n <= 64, the stream kernel above.
+    auto kernel = [&](int64_t n, bool soa) -> const char * {
+        return n <= 32 || (sizeof(T) == 4 && soa && n <= 64) ? "getrs_rows<" : "getrs_stream<";
+    };
+    // Every layout, order and op at sizes about each multiple of 32 (the rows a lane) and
+    // of the panels (8 columns; 100: a partial last one); nrhs 1, 2, 5 (the stream
+    // kernel's two chunks of at most 4) and 8 in turn; SoA blocks with a partial last
+    // one; and (f32 n = 33, AoS and SoA) batches past one resident grid.
+    for (int64_t n : {9, 16, 31, 32, 33, 47, 64, 65, 96, 97, 100, 127, 128})
+        for (int lay = 0; lay < 8; ++lay, ++variant) {
+            const bool soa = lay & 1, row_major = lay & 2, trans = lay & 4;
+            const int64_t nrhs = std::array<int64_t, 4>{1, 2, 5, 8}[size_t(variant % 4)];
+            INFO("n " << n << " nrhs " << nrhs << (soa ? " SoA" : " AoS")
+                      << (row_major ? " row-major" : " column-major") << (trans ? " op T" : " op N"));
+            const int64_t batch = n == 33 && sizeof(T) == 4 && !trans ? 20011 : n > 32 ? 203 : 1003,
+                          ld = n + variant % 3, stride = soa ? batch + variant % 5 : n * ld + variant % 7,
+                          ldb = (row_major ? nrhs : n) + variant % 2,
+                          strideb =
+                              soa ? batch + variant % 3 : (row_major ? n * ldb : nrhs * ldb) + (variant % 2 ? 0 : 3);
+            auto at = [&](int64_t e, int64_t i, int64_t j, int64_t l, int64_t s) {
+                const int64_t idx = row_major ? i * l + j : i + j * l;
+                return size_t(soa ? idx * s + e : e * s + idx);
+            };
+            // Factors: off-diagonal entries in [-2/n, 2/n), diagonal ones of magnitude [1, 2);
+            // pivots anywhere in [i, n); B in [-1, 1). Padding: -3.5 (A, B), -7 (the pivots).
+            std::vector<T> a(size_t(soa ? n * ld * stride : batch * stride), T(-3.5));
+            const int64_t bsize = soa ? (row_major ? n * ldb : nrhs * ldb) * strideb : batch * strideb;
+            std::vector<T> b(size_t(bsize), T(-3.5));
+            std::vector<int32_t> piv(size_t(batch * n), -7);
+            std::vector<T> want(size_t(batch * n * nrhs));
+            std::vector<T> lu(size_t(n * n)), x(static_cast<size_t>(n));
+            for (int64_t e = 0; e < batch; ++e) {
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j < n; ++j) {
+                        const double v = u(su.rng);
+                        lu[size_t(i * n + j)] = T(i == j ? (v < 0 ? v - 1 : v + 1) : 2 * v / double(n));
+                        a[at(e, i, j, ld, stride)] = lu[size_t(i * n + j)];
+                    }
+                for (int64_t i = 0; i < n; ++i) {
+                    const int32_t p = int32_t(i + int64_t((u(su.rng) + 1) / 2 * double(n - i)) % (n - i));
+                    piv[size_t(soa ? i * batch + e : e * n + i)] = p + 1;
+                }
+                std::vector<int32_t> pe(static_cast<size_t>(n));
+                for (int64_t i = 0; i < n; ++i) pe[size_t(i)] = piv[size_t(soa ? i * batch + e : e * n + i)];
+                for (int64_t r = 0; r < nrhs; ++r) {
+                    for (int64_t i = 0; i < n; ++i) b[at(e, i, r, ldb, strideb)] = x[size_t(i)] = T(u(su.rng));
+                    emulate_getrs(lu, n, pe.data(), trans, x);
+                    for (int64_t i = 0; i < n; ++i) want[size_t((e * nrhs + r) * n + i)] = x[size_t(i)];
+                }
+            }
+            DeviceCopy<T> da(a, 0), db(b, 0);
+            DeviceCopy<int32_t> dp(piv, 0);
+            apairs_plan_t plan = nullptr;
+            api_ok(apairs_plan_create_getrs_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                                                    row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR,
+                                                    trans ? APAIRS_OP_T : APAIRS_OP_N, n, nrhs, ld, stride, ldb,
+                                                    strideb, batch));
+            run_plan(plan, kernel(n, soa),
+                     [&](apairs_plan_t p) { return apairs_plan_execute_getrs(p, da.p, dp.p, db.p); });
+            cuda_ok(cudaDeviceSynchronize());
+            const std::vector<T> got = db.back();
+            int64_t differ = 0, touched = 0;
+            std::vector<char> entry(b.size(), 0);
+            for (int64_t e = 0; e < batch; ++e)
+                for (int64_t r = 0; r < nrhs; ++r)
+                    for (int64_t i = 0; i < n; ++i) {
+                        const T g = got[at(e, i, r, ldb, strideb)], w = want[size_t((e * nrhs + r) * n + i)];
+                        differ += std::memcmp(&g, &w, sizeof g) != 0;
+                        entry[at(e, i, r, ldb, strideb)] = 1;
+                    }
+            for (size_t q = 0; q < b.size(); ++q) touched += !entry[q] && std::memcmp(&got[q], &b[q], sizeof(T)) != 0;
+            CHECK(differ == 0);
+            CHECK(touched == 0);
+            CHECK(da.back() == a);  // the factors are read only
         }
 }

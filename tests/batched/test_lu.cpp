@@ -329,12 +329,13 @@ void check_all() {
     check_layout<T>(ctx.h, 31, device ? 3001 : 31, Layout{false, true, 0, 1}, rng, worst);
     check_layout<T>(ctx.h, 29, device ? 4500 : 45, Layout{true, false, 1, 0}, rng, worst);
     check_layout<T>(ctx.h, 25, device ? 3203 : 33, Layout{true, true, 0, 2}, rng, worst);
-    // The rows kernels (getrf f64 n = 33..63 and f32 n = 33..64; getrs n > 8: a warp an
-    // element, 1 to 4 rows a lane) and getrf's panel kernel (f64 n >= 64, f32 n > 64: a
-    // team an element, panels of 8 or 16 columns, the last one partial at n = 100) over
-    // several grid-stride rounds (but f32 n = 100 and 128 on an H100 or H200, whose
-    // resident grids hold 660 and 396 teams; test_cuda.cpp's getrf case takes f32 panels
-    // over several), in both layouts and orders.
+    // The rows kernels (getrf f64 n = 33..63 and f32 n = 33..64; getrs n = 9..32, f32 SoA
+    // to 64: a warp an element, 1 or 2 rows a lane), getrs's stream kernel (n > 32: a warp
+    // an element, 2 to 4 rows a lane, its factors in 32 x 32 tiles) and getrf's panel
+    // kernel (f64 n >= 64, f32 n > 64: a team an element, panels of 8 or 16 columns, the
+    // last one partial at n = 100) over several grid-stride rounds (but f32 n = 100 and 128
+    // on an H100 or H200, whose resident grids hold 660 and 396 teams; test_cuda.cpp's
+    // getrf case takes f32 panels over several), in both layouts and orders.
     check_layout<T>(ctx.h, 40, device ? 3001 : 3, Layout{false, true, 1, 2}, rng, worst);
     check_layout<T>(ctx.h, 64, device ? 1201 : 3, Layout{true, false, 0, 3}, rng, worst);
     check_layout<T>(ctx.h, 100, device ? 301 : 2, Layout{false, false, 2, 1}, rng, worst);
