@@ -35,9 +35,10 @@ struct KernelSpec {
 CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
                        const std::string &what);
 
-// The rows kernels (potrs n > 32, getrs n > 8: a warp an element) take at most this
-// many right-hand sides, solved one after another; more take the chunked kernels, whose
-// threads solve columns side by side (8: an estimate, not a measured crossover).
+// The rows kernels (potrs n > 32, getrs n > 8, and getrs's stream kernel: a warp an
+// element) take at most this many right-hand sides, solved one after another (the
+// stream kernel: 4 at a time); more take the chunked kernels, whose threads solve
+// columns side by side (8: an estimate, not a measured crossover).
 constexpr int kRowsMaxRhs = 8;
 
 // A rows kernel (potrf n > 32, potrs n > 32, getrf n > 32, getrs n > 8: a warp an

@@ -62,7 +62,8 @@
 //     lane l holding rows l, l + 32, ...; both solves by columns (solve.cuh).
 //   getrs, larger n, nrhs <= 8 (the stream kernel): as the rows kernel, but the factors
 //     streamed through a ring of two 32 x 32 tiles in shared memory, each entry of the
-//     two triangles copied once, up to 4 columns of B in registers; the same bits.
+//     two triangles (but the diagonal) copied once a chunk of up to 4 columns of B, which
+//     sit in registers; the same bits.
 //   getrs otherwise: as potrs, G = nrhs rounded up to a power of two (at most 128)
 //     threads per element, each solving one column of B at a time in shared memory
 //     against the element's staged factors and pivots: thread-per-element, warp-group or
@@ -1431,8 +1432,8 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
 // streamed by the whole block where it has several warps (each entry's values of the
 // block's elements one run, a barrier a tile). The copies are entry by entry, each
 // thread stepping along one line of a tile by pointer increments: with the address worked
-// out for each copy they were 35 k of an element's 50 k instructions (ncu, H200 run 326,
-// f64 n = 128 AoS: 0.305 ms; with the steps 0.204 in run 328, 0.187 in run 329).
+// out for each copy they were 27 k of an element's 51 k instructions (ncu, H200 run 326,
+// f64 n = 128 AoS: 301 us; with the steps 0.204 ms in run 328, 0.187 in run 329).
 //
 // The ring's tiles: two (H200 run 327: f64 n = 64 AoS 0.200 ms against three's 0.247, n
 // = 128 0.205 against 0.210; f32 n = 64 0.253 against 0.269, n = 128 0.219 against 0.235;
@@ -1509,9 +1510,10 @@ __global__ void LU_MAXNREG getrs_stream_kernel(const GetrsArgs<T> g) {
                 bool up;
                 tile(t, kb, cb, up);
                 const int r0 = kTile * kb, c0 = kTile * cb;
-                // The other index i runs over the copies: 0 .. min(32, n - its base), a
-                // diagonal tile's i below l (the lower solve's rows below the diagonal when
-                // colm, the upper's columns right of it otherwise) or above.
+                // The thread's line is row l of the tile (colm) or column l, and i, the
+                // column or row, runs over 0 .. min(32, n - its base); in a diagonal tile
+                // only over the solve's strict triangle: i < l where colm and the lower
+                // solve go together (or neither), i > l otherwise.
                 const int me = colm ? r0 + cl : c0 + cl, ib = colm ? c0 : r0, iend = min(kTile, n - ib);
                 const bool below = colm != up, diag = kb == cb;
                 const int ilo = diag && !below ? cl + 1 : 0, ihi = diag && below ? min(cl, iend) : iend;
@@ -1811,9 +1813,9 @@ GetrsShape getrs_shape(int32_t dtype, int n, int nrhs) {
     return {g, ept};
 }
 
-// The rows kernel for n > 8 with at most kRowsMaxRhs right-hand sides (launch.cuh);
-// smaller elements and more columns take the chunked kernel (G threads per element, a
-// column each).
+// A warp an element (the rows kernel, or above 32 the stream kernel: getrs_stream) for n
+// > 8 with at most kRowsMaxRhs right-hand sides (launch.cuh); smaller elements and more
+// columns take the chunked kernel (G threads per element, a column each).
 bool getrs_rows(int64_t n, int64_t nrhs) { return n > 8 && nrhs <= kRowsMaxRhs; }
 
 // The rows kernel: n <= 32, or (f32 SoA) 33 .. 64 (getrs_stream).
@@ -1842,7 +1844,7 @@ KernelSpec getrs_stream_for(int n, int nrhs) {
 // AoS / SoA: f64 n = 128 0.205 / 0.373 ms against the rows kernel's 0.731 / 1.234, n = 64
 // 0.200 / 0.370 against 0.253 / 0.403; f32 n = 128 0.219 / 0.393 against 0.468 / 1.183,
 // n = 64 0.253 / 0.453 against 0.274 / 0.397; n = 16 and 32 the stream kernel slower by
-// 2-4x in run 325: one tile's chain an element, little to overlap).
+// 2.2-5.3x in run 325: one tile's chain an element, little to overlap).
 bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
     return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 64);
 }
@@ -1950,7 +1952,7 @@ void launch_getrs_typed(const GetrsProblem &pb, const CudaConfig &cfg, void *str
     g.n = int(pb.n);
     g.nrhs = int(pb.nrhs);
     g.g = cfg.group;
-    g.ept = getrs_rows(pb.n, pb.nrhs) ? 1 : s.ept;  // the rows kernel: an element a warp
+    g.ept = getrs_rows(pb.n, pb.nrhs) ? 1 : s.ept;  // the rows and stream kernels: an element a warp
     g.trans = pb.trans;
     g.batch = pb.batch;
     const int64_t per_block = int64_t(cfg.block_threads / std::max(32, cfg.group)) * g.ept;

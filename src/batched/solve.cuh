@@ -20,15 +20,16 @@ namespace apairs::batched {
 
 // Staging of one element's n x n fast grid (entry (r, c) at src[(r ld + c) es]: AoS
 // es = 1, SoA es = the batch stride) into shared memory by cp.async, in two forms.
-// warp_stage_grid: the warp's lanes on 32 consecutive positions of the grid at a time,
-// walked without divisions from w = Walker(lane, 32, n, n) (made once per kernel), where
-// dst(r, c) >= 0 says where. warp_stage_rows: a row at a time, lanes across its columns
-// [cols(r).x, cols(r).y), to sh[dst(r, c)]. Rows cost ~75 instructions each in loop
-// overhead, so short rows favour the walk (H200 runs 220-221: getrs f32 n = 16, 1,210 of
-// 1,835 instructions an element in the row loop, issue slots 72 % busy; 0.637 -> 0.421
-// ms with the walk), long ones the rows (getrs f64 n = 128 0.765 -> 0.930 ms with the
-// walk; potrs n = 64 and 128, where half the walk's positions fall in the other
-// triangle, 2-16 %).
+// warp_stage_grid (the square grids of getrf's and getrs's rows kernels, n <= 64): the
+// warp's lanes on 32 consecutive positions of the grid at a time, walked without
+// divisions from w = Walker(lane, 32, n, n) (made once per kernel), where dst(r, c) >= 0
+// says where. warp_stage_rows (long rows of a triangle, warp_stage_tri): a row at a time,
+// lanes across its columns [cols(r).x, cols(r).y), to sh[dst(r, c)]. Rows cost ~75
+// instructions each in loop overhead, so short rows favour the walk (H200 runs 220-221:
+// getrs f32 n = 16, 1,210 of 1,835 instructions an element in the row loop, issue slots
+// 72 % busy; 0.637 -> 0.421 ms with the walk), long ones the rows (then getrs f64 n = 128
+// 0.765 -> 0.930 ms with the walk; potrs n = 64 and 128, where half the walk's positions
+// fall in the other triangle, 2-16 %).
 template <class T, class Dst>
 __device__ __forceinline__ void warp_stage_grid(T *sh, const T *src, int64_t ld, int64_t es, Walker w, Dst dst) {
 #pragma unroll 4

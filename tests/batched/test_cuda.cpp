@@ -724,17 +724,19 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
     auto kernel = [&](int64_t n, bool soa) -> const char * {
         return n <= 32 || (sizeof(T) == 4 && soa && n <= 64) ? "getrs_rows<" : "getrs_stream<";
     };
-    // Every layout, order and op at sizes about each multiple of 32 (the rows a lane) and
-    // of the panels (8 columns; 100: a partial last one); nrhs 1, 2, 5 (the stream
-    // kernel's two chunks of at most 4) and 8 in turn; SoA blocks with a partial last
-    // one; and (f32 n = 33, AoS and SoA) batches past one resident grid.
+    // Every layout, order and op at sizes about each multiple of 32 (the rows a lane and
+    // the stream kernel's tiles; 47 and 100: a partial last tile); nrhs 1, 2, 5 (the
+    // stream kernel's two chunks of at most 4) and 8 in turn, each size starting one
+    // further, so that every layout meets each; SoA blocks with a partial last one; and
+    // (n = 33, op N) batches past one resident grid, AoS and SoA (f32 SoA: the rows
+    // kernel's block staging; f64: the stream kernel's block copies).
     for (int64_t n : {9, 16, 31, 32, 33, 47, 64, 65, 96, 97, 100, 127, 128})
         for (int lay = 0; lay < 8; ++lay, ++variant) {
             const bool soa = lay & 1, row_major = lay & 2, trans = lay & 4;
-            const int64_t nrhs = std::array<int64_t, 4>{1, 2, 5, 8}[size_t(variant % 4)];
+            const int64_t nrhs = std::array<int64_t, 4>{1, 2, 5, 8}[size_t((variant + variant / 8) % 4)];
             INFO("n " << n << " nrhs " << nrhs << (soa ? " SoA" : " AoS")
                       << (row_major ? " row-major" : " column-major") << (trans ? " op T" : " op N"));
-            const int64_t batch = n == 33 && sizeof(T) == 4 && !trans ? 20011 : n > 32 ? 203 : 1003,
+            const int64_t batch = n == 33 && !trans ? 20011 : n > 32 ? 203 : 1003,
                           ld = n + variant % 3, stride = soa ? batch + variant % 5 : n * ld + variant % 7,
                           ldb = (row_major ? nrhs : n) + variant % 2,
                           strideb =
@@ -744,7 +746,7 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
                 return size_t(soa ? idx * s + e : e * s + idx);
             };
             // Factors: off-diagonal entries in [-2/n, 2/n), diagonal ones of magnitude [1, 2);
-            // pivots anywhere in [i, n); B in [-1, 1). Padding: -3.5 (A, B), -7 (the pivots).
+            // pivots anywhere in [i, n); B in [-1, 1). Padding: -3.5 (A and B).
             std::vector<T> a(size_t(soa ? n * ld * stride : batch * stride), T(-3.5));
             const int64_t bsize = soa ? (row_major ? n * ldb : nrhs * ldb) * strideb : batch * strideb;
             std::vector<T> b(size_t(bsize), T(-3.5));

@@ -334,8 +334,10 @@ void check_all() {
     // an element, 2 to 4 rows a lane, its factors in 32 x 32 tiles) and getrf's panel
     // kernel (f64 n >= 64, f32 n > 64: a team an element, panels of 8 or 16 columns, the
     // last one partial at n = 100) over several grid-stride rounds (but f32 n = 100 and 128
-    // on an H100 or H200, whose resident grids hold 660 and 396 teams; test_cuda.cpp's
-    // getrf case takes f32 panels over several), in both layouts and orders.
+    // on an H100 or H200, whose resident grids hold 660 and 396 teams, and the stream
+    // kernel's SoA n = 64 and 128: test_cuda.cpp's getrf case takes f32 panels over
+    // several, its getrs case the stream kernel's SoA blocks at n = 33), in both layouts
+    // and orders.
     check_layout<T>(ctx.h, 40, device ? 3001 : 3, Layout{false, true, 1, 2}, rng, worst);
     check_layout<T>(ctx.h, 64, device ? 1201 : 3, Layout{true, false, 0, 3}, rng, worst);
     check_layout<T>(ctx.h, 100, device ? 301 : 2, Layout{false, false, 2, 1}, rng, worst);
