@@ -1416,24 +1416,25 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
 
 // ---------------------------------------------------------------------------------
 // getrs, n > 32 (but f32 SoA n <= 64), at most kRowsMaxRhs right-hand sides (the stream
-// kernel): as the rows kernel, a warp per element, lane l holding rows l, l + 32, ... of up to NR columns of
-// B, but the factors never staged whole: the two triangular solves read their triangles
-// once each, in 32 x 32 tiles streamed through a ring of S tiles in shared memory
-// (cp.async, S - 1 tiles in flight while the warp solves one), so an element takes S 32
-// (32 | 1) entries of shared memory where the rows kernel takes n (n | 1), and each row
-// of a tile is a run of 32 entries in memory. M(r, j), the matrix the two solves read: A
-// (L y = P^T b, then U x = y) or A^T (U^T y = b, then L^T z = y, x = P z). Row block kb
-// (rows 32 kb ..) of the lower solve takes tiles (kb, 0), .., (kb, kb - 1) (M's entries
-// left of the diagonal block, with x of those columns final), then the diagonal tile
-// (kb, kb) column by column; the upper solve the same from the other end. Each row thus
-// takes its fmas in the order the columns come (lower: j ascending; upper: descending), x_j
-// first scaled by the diagonal's reciprocal (but a unit diagonal): the rows kernel's
-// arithmetic (warp_lower_solve, warp_upper_solve), so the same bits. A SoA factor is
-// streamed by the whole block where it has several warps (each entry's values of the
-// block's elements one run, a barrier a tile). The copies are entry by entry, each
-// thread stepping along one line of a tile by pointer increments: with the address worked
-// out for each copy they were 27 k of an element's 51 k instructions (ncu, H200 run 326,
-// f64 n = 128 AoS: 301 us; with the steps 0.204 ms in run 328, 0.187 in run 329).
+// kernel): as the rows kernel, a warp per element, lane l holding rows l, l + 32, ... of
+// up to NR columns of B, but the factors never staged whole: the two triangular solves
+// read their triangles once each (a chunk of NR columns), in 32 x 32 tiles streamed
+// through a ring of S tiles in shared memory (cp.async, S - 1 tiles in flight while the
+// warp solves one), so an element takes S 32 (32 | 1) entries of shared memory where the
+// rows kernel takes n (n | 1), and each row of a tile is a run of 32 entries in memory.
+// M(r, j), the matrix the two solves read: A (L y = P^T b, then U x = y) or A^T (U^T y =
+// b, then L^T z = y, x = P z). Row block kb (rows 32 kb ..) of the lower solve takes
+// tiles (kb, 0), .., (kb, kb - 1) (M's entries left of the diagonal block, with x of
+// those columns final), then the diagonal tile (kb, kb) column by column; the upper solve
+// the same from the other end. Each row thus takes its fmas in the order the columns come
+// (lower: j ascending; upper: descending), x_j first scaled by the diagonal's reciprocal
+// (but a unit diagonal): the rows kernel's arithmetic (warp_lower_solve,
+// warp_upper_solve), so the same bits. A SoA factor is streamed by the whole block where
+// it has several warps (each entry's values of the block's elements one run, a barrier a
+// tile). The copies are entry by entry, each thread stepping along one line of a tile by
+// pointer increments: with the address worked out for each copy they were 27 k of an
+// element's 51 k instructions (ncu, H200 run 326, f64 n = 128 AoS: 301 us; with the steps
+// 0.204 ms in run 328, 0.187 in run 329).
 //
 // The ring's tiles: two (H200 run 327: f64 n = 64 AoS 0.200 ms against three's 0.247, n
 // = 128 0.205 against 0.210; f32 n = 64 0.253 against 0.269, n = 128 0.219 against 0.235;
