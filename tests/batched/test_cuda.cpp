@@ -32,6 +32,7 @@
 #include "batched/cuda.hpp"
 #include "catch.hpp"
 #include "cuda_checks.hpp"
+#include "reference.hpp"
 
 using test::api_ok;
 using test::cuda_ok;
@@ -177,7 +178,7 @@ void check_gemv(apairs_context_t ctx, std::mt19937_64 &rng, const GemvShape &c, 
     const double alpha = -0.75;
     apairs_plan_t plan = nullptr;
     api_ok(apairs_plan_create_gemv_batched(
-        &plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+        &plan, ctx, ref::Type<T>::dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
         trans ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR, trans ? APAIRS_OP_T : APAIRS_OP_N, trans ? n : m,
         trans ? m : n, alpha, beta, ld, sa, sx, sy, batch));
     if (before_execute) before_execute();
@@ -230,7 +231,7 @@ void check_bulk_dot(apairs_context_t ctx, std::mt19937_64 &rng, int64_t n, int64
     for (T &v : y) v = T(u(rng));
     const DeviceCopy<T> dx(x, shift & 1), dy(y, shift >> 1 & 1), dr(r, shift >> 2 & 1);
     apairs_plan_t plan = nullptr;
-    api_ok(apairs_plan_create_dot_batched(&plan, ctx, sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32,
+    api_ok(apairs_plan_create_dot_batched(&plan, ctx, ref::Type<T>::dtype,
                                           APAIRS_LAYOUT_AOS, n, n, sy, batch));
     run_plan(plan, kernel,
              [&](apairs_plan_t p) { return apairs_plan_execute_dot(p, dx.p, dy.p, dr.p); });
@@ -256,11 +257,12 @@ void check_bulk_dot(apairs_context_t ctx, std::mt19937_64 &rng, int64_t n, int64
 
 }  // namespace
 
-// A seeded generator and two CUDA contexts: one as created, one (small) for host arrays
-// staged in small chunks.
+// A seeded generator, the bits tests' distribution of entries, and two CUDA contexts: one as
+// created, one (small) for host arrays staged in small chunks.
 struct Setup {
     const uint64_t seed = std::random_device{}();
     std::mt19937_64 rng{seed};
+    std::uniform_real_distribution<double> u{-1, 1};  // the bits tests' entries
     const CudaContext cx, small;
 };
 
@@ -482,8 +484,8 @@ TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their co
     using T = TestType;
     Setup su;
     INFO("seed " << su.seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    auto &u = su.u;
+    const int32_t dtype = ref::Type<T>::dtype;
     for (int64_t n : {9, 12, 16, 17, 24, 25, 31, 32})
         for (const bool soa : {false, true}) {
             INFO("n " << n << (soa ? " SoA" : " AoS"));
@@ -597,8 +599,8 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
     using T = TestType;
     Setup su;
     INFO("seed " << su.seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    auto &u = su.u;
+    const int32_t dtype = ref::Type<T>::dtype;
     int variant = 0;
     // The kernel each n takes where it does not depend on the device's shared memory.
     const int64_t panel_min = sizeof(T) == 8 ? 64 : 65;
@@ -717,8 +719,8 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
     using T = TestType;
     Setup su;
     INFO("seed " << su.seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    const int32_t dtype = sizeof(T) == 8 ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    auto &u = su.u;
+    const int32_t dtype = ref::Type<T>::dtype;
     int variant = 0;
     // The rows kernel for n <= 32 and f32 SoA n <= 64, the stream kernel above.
     auto kernel = [&](int64_t n, bool soa) -> const char * {
