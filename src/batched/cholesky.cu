@@ -77,7 +77,9 @@
 //   potrs, n > 32, nrhs <= 8 (the rows kernel): a warp per element, its packed factor
 //     staged in shared memory (SoA: by the whole block, runs of its elements), one column
 //     of B at a time in registers, lane l holding rows l, l + 32, ...; both solves by
-//     columns (solve.cuh, shared with getrs).
+//     columns (solve.cuh, shared with getrs). nrhs = 1 past n = 64: the stream kernel
+//     (stream.cuh, shared with getrs), the same solves with the factor streamed through
+//     two 32 x 32 tiles a warp instead of staged whole: the same bits.
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
 //     thread-per-element (G = 1), warp-group (2..32) or block-per-element (64, 128).
 //     The factor's triangle is staged once per element, B in chunks of G columns; each
@@ -101,6 +103,7 @@
 #include "cuda/runtime.cuh"
 #include "batched/launch.cuh"
 #include "batched/solve.cuh"
+#include "batched/stream.cuh"
 #include "batched/walker.cuh"
 
 namespace apairs::batched {
@@ -1514,6 +1517,46 @@ __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
+// potrs, n > 32, at most kRowsMaxRhs right-hand sides (the stream kernel, stream.cuh):
+// Ml = L, Mu = L^T, both solves scaled by L's diagonal, no permutation. Logical L(i, j)
+// is fast-grid (i, j), or (swap) (j, i): Ml's columns are contiguous where swap, Mu's
+// where not.
+template <class T>
+struct PotrsStream {
+    const T *p;
+    int64_t ld, stride;
+    bool soa, swap;
+    T *b;
+    int64_t ldb, sb;
+    bool soa_b, row_major_b;
+    const int32_t *skip;
+    int64_t batch;
+    __device__ PotrsStream(const PotrsArgs<T> &a)
+        : p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), swap(a.a.swap), b(a.b), ldb(a.ldb), sb(a.sb),
+          soa_b(a.soa_b), row_major_b(a.row_major_b), skip(a.skip), batch(a.batch) {}
+    __device__ bool colm(bool up) const { return swap != up; }
+    __device__ bool scale(bool) const { return true; }
+    __device__ bool live(int64_t e) const { return e < batch && !(skip && skip[e] != 0); }  // posv: factored
+    template <int R>
+    __device__ void begin(int64_t, bool, int lane, int (&perm)[R]) const {
+#pragma unroll
+        for (int k = 0; k < R; ++k) perm[k] = lane + 32 * k;
+    }
+    __device__ bool gather() const { return false; }
+    __device__ bool scatter() const { return false; }
+    __device__ int64_t b_at(int row, int col, int64_t e) const {
+        const int64_t idx = row_major_b ? int64_t(row) * ldb + col : int64_t(col) * ldb + row;
+        return soa_b ? idx * sb + e : e * sb + idx;
+    }
+};
+
+template <class T, int R, int NR>
+__global__ void CHOL_MAXNREG potrs_stream_kernel(const PotrsArgs<T> g) {
+    extern __shared__ __align__(16) unsigned char chol_smem[];
+    stream_solves<T, R, NR>(PotrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(chol_smem));
+}
+
+// ---------------------------------------------------------------------------------
 // Kernel selection (the same for plan and execute: a function of the problem only)
 
 const char *tname(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
@@ -1628,6 +1671,13 @@ const void *potrf_rows_fn(int rows_per_lane) {
 }
 
 template <class T>
+const void *potrs_stream_fn(int rows_per_lane) {
+    return rows_per_lane <= 2   ? reinterpret_cast<const void *>(&potrs_stream_kernel<T, 2, 1>)
+           : rows_per_lane == 3 ? reinterpret_cast<const void *>(&potrs_stream_kernel<T, 3, 1>)
+                                : reinterpret_cast<const void *>(&potrs_stream_kernel<T, 4, 1>);
+}
+
+template <class T>
 const void *potrs_rows_fn(int rows_per_lane) {
     return rows_per_lane <= 2   ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 2>)
            : rows_per_lane == 3 ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 3>)
@@ -1729,6 +1779,25 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
         k.why = fmt::format("nrhs = 1, n = {}: {} lanes per element, one row of x each in a register, both "
                             "triangular solves by columns with the solved entry broadcast by a shuffle",
                             n, k.group);
+        return k;
+    }
+    // One right-hand side past n = 64: the stream kernel, whose two tiles a warp (17 KB in
+    // f64) keep more warps an SM than the rows kernel's whole triangle (66 KB at f64 n =
+    // 128). H200 run 338, rows against stream: n = 128 f64 0.270 / 0.395 -> 0.165 / 0.290
+    // ms (AoS / SoA), f32 0.243 / 0.322 -> 0.175 / 0.261; n = 64 the rows kernel (f64 0.107
+    // / 0.169 against 0.145 / 0.231, f32 0.132 / 0.200 against 0.185 / 0.312); sizes
+    // between not timed. Several right-hand sides stay on the rows kernel, which reads the
+    // factor once for all of them (the stream kernel's chunks of 4 spilled 16-248 bytes
+    // at 128 registers).
+    if (potrs_rows(pb) && nrhs == 1 && n > 64) {
+        const int R = (n + 31) / 32;
+        KernelSpec k = rows_kernel_spec(f64 ? potrs_stream_fn<double>(R) : potrs_stream_fn<float>(R),
+                                        f64 ? stream_slot<double>() : stream_slot<float>());
+        k.name = fmt::format("potrs_stream<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
+        k.why = fmt::format("nrhs = 1, n = {} (above 64): a warp per element, x in registers ({} rows a lane), both "
+                            "triangular solves by columns with the solved entry broadcast by a shuffle, the factor "
+                            "streamed in 32 x 32 tiles through {} bytes of shared memory a warp",
+                            n, R, k.unit_shared);
         return k;
     }
     if (potrs_rows(pb)) {

@@ -689,6 +689,50 @@ TEMPLATE_TEST_CASE("batched CUDA: getrf's kernels give the bits of its column lo
         }
 }
 
+// The operands of the solve bits tests (getrs, potrs): A of n x n and B of n x nrhs, both
+// padded with -3.5, in one layout (SoA or AoS, row- or column-major), their leading
+// dimensions and strides varied by `variant`; nrhs 1, 2, 5 or 8 by `variant`.
+struct SolveShape {
+    int64_t n, nrhs, batch, ld, stride, ldb, strideb;
+    bool soa, row_major;
+    SolveShape(int64_t n_, int64_t batch_, bool soa_, bool row_major_, int variant)
+        : n(n_), nrhs(std::array<int64_t, 4>{1, 2, 5, 8}[size_t((variant + variant / 8) % 4)]), batch(batch_),
+          soa(soa_), row_major(row_major_) {
+        ld = n + variant % 3;
+        stride = soa ? batch + variant % 5 : n * ld + variant % 7;
+        ldb = (row_major ? nrhs : n) + variant % 2;
+        strideb = soa ? batch + variant % 3 : (row_major ? n * ldb : nrhs * ldb) + (variant % 2 ? 0 : 3);
+    }
+    size_t at(int64_t e, int64_t i, int64_t j, int64_t l, int64_t s) const {
+        const int64_t idx = row_major ? i * l + j : i + j * l;
+        return size_t(soa ? idx * s + e : e * s + idx);
+    }
+    size_t a_at(int64_t e, int64_t i, int64_t j) const { return at(e, i, j, ld, stride); }
+    size_t b_at(int64_t e, int64_t i, int64_t r) const { return at(e, i, r, ldb, strideb); }
+    size_t a_size() const { return size_t(soa ? n * ld * stride : batch * stride); }
+    size_t b_size() const { return size_t(soa ? (row_major ? n * ldb : nrhs * ldb) * strideb : batch * strideb); }
+    const char *describe_layout() const { return soa ? (row_major ? " SoA row-major" : " SoA column-major")
+                                                     : (row_major ? " AoS row-major" : " AoS column-major"); }
+};
+
+// B after the solve: column r of element e bit for bit want[(e nrhs + r) n ..], every
+// other entry (padding) as it was.
+template <class T>
+void check_solved(const SolveShape &c, const std::vector<T> &b, const std::vector<T> &got, const std::vector<T> &want) {
+    int64_t differ = 0, touched = 0;
+    std::vector<char> entry(b.size(), 0);
+    for (int64_t e = 0; e < c.batch; ++e)
+        for (int64_t r = 0; r < c.nrhs; ++r)
+            for (int64_t i = 0; i < c.n; ++i) {
+                const T g = got[c.b_at(e, i, r)], w = want[size_t((e * c.nrhs + r) * c.n + i)];
+                differ += std::memcmp(&g, &w, sizeof g) != 0;
+                entry[c.b_at(e, i, r)] = 1;
+            }
+    for (size_t q = 0; q < b.size(); ++q) touched += !entry[q] && std::memcmp(&got[q], &b[q], sizeof(T)) != 0;
+    CHECK(differ == 0);
+    CHECK(touched == 0);
+}
+
 // getrs's column solves, emulated on the host for one column x of B: the pivots folded
 // into one permutation (x_r = b_perm(r), or transposed x_perm(r) = z_r at the end); both
 // triangular solves by columns, x_j first multiplied by the reciprocal of its diagonal
@@ -735,23 +779,12 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
     for (int64_t n : {9, 16, 31, 32, 33, 47, 64, 65, 96, 97, 100, 127, 128})
         for (int lay = 0; lay < 8; ++lay, ++variant) {
             const bool soa = lay & 1, row_major = lay & 2, trans = lay & 4;
-            const int64_t nrhs = std::array<int64_t, 4>{1, 2, 5, 8}[size_t((variant + variant / 8) % 4)];
-            INFO("n " << n << " nrhs " << nrhs << (soa ? " SoA" : " AoS")
-                      << (row_major ? " row-major" : " column-major") << (trans ? " op T" : " op N"));
-            const int64_t batch = n == 33 && !trans ? 20011 : n > 32 ? 203 : 1003,
-                          ld = n + variant % 3, stride = soa ? batch + variant % 5 : n * ld + variant % 7,
-                          ldb = (row_major ? nrhs : n) + variant % 2,
-                          strideb =
-                              soa ? batch + variant % 3 : (row_major ? n * ldb : nrhs * ldb) + (variant % 2 ? 0 : 3);
-            auto at = [&](int64_t e, int64_t i, int64_t j, int64_t l, int64_t s) {
-                const int64_t idx = row_major ? i * l + j : i + j * l;
-                return size_t(soa ? idx * s + e : e * s + idx);
-            };
+            const SolveShape c(n, n == 33 && !trans ? 20011 : n > 32 ? 203 : 1003, soa, row_major, variant);
+            const int64_t nrhs = c.nrhs, batch = c.batch;
+            INFO("n " << n << " nrhs " << nrhs << c.describe_layout() << (trans ? " op T" : " op N"));
             // Factors: off-diagonal entries in [-2/n, 2/n), diagonal ones of magnitude [1, 2);
-            // pivots anywhere in [i, n); B in [-1, 1). Padding: -3.5 (A and B).
-            std::vector<T> a(size_t(soa ? n * ld * stride : batch * stride), T(-3.5));
-            const int64_t bsize = soa ? (row_major ? n * ldb : nrhs * ldb) * strideb : batch * strideb;
-            std::vector<T> b(size_t(bsize), T(-3.5));
+            // pivots anywhere in [i, n); B in [-1, 1).
+            std::vector<T> a(c.a_size(), T(-3.5)), b(c.b_size(), T(-3.5));
             std::vector<int32_t> piv(size_t(batch * n), -7);
             std::vector<T> want(size_t(batch * n * nrhs));
             std::vector<T> lu(size_t(n * n)), x(static_cast<size_t>(n));
@@ -760,7 +793,7 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
                     for (int64_t j = 0; j < n; ++j) {
                         const double v = u(su.rng);
                         lu[size_t(i * n + j)] = T(i == j ? (v < 0 ? v - 1 : v + 1) : 2 * v / double(n));
-                        a[at(e, i, j, ld, stride)] = lu[size_t(i * n + j)];
+                        a[c.a_at(e, i, j)] = lu[size_t(i * n + j)];
                     }
                 for (int64_t i = 0; i < n; ++i) {
                     const int32_t p = int32_t(i + int64_t((u(su.rng) + 1) / 2 * double(n - i)) % (n - i));
@@ -769,7 +802,7 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
                 std::vector<int32_t> pe(static_cast<size_t>(n));
                 for (int64_t i = 0; i < n; ++i) pe[size_t(i)] = piv[size_t(soa ? i * batch + e : e * n + i)];
                 for (int64_t r = 0; r < nrhs; ++r) {
-                    for (int64_t i = 0; i < n; ++i) b[at(e, i, r, ldb, strideb)] = x[size_t(i)] = T(u(su.rng));
+                    for (int64_t i = 0; i < n; ++i) b[c.b_at(e, i, r)] = x[size_t(i)] = T(u(su.rng));
                     emulate_getrs(lu, n, pe.data(), trans, x);
                     for (int64_t i = 0; i < n; ++i) want[size_t((e * nrhs + r) * n + i)] = x[size_t(i)];
                 }
@@ -779,24 +812,83 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
             apairs_plan_t plan = nullptr;
             api_ok(apairs_plan_create_getrs_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
                                                     row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR,
-                                                    trans ? APAIRS_OP_T : APAIRS_OP_N, n, nrhs, ld, stride, ldb,
-                                                    strideb, batch));
+                                                    trans ? APAIRS_OP_T : APAIRS_OP_N, n, nrhs, c.ld, c.stride, c.ldb,
+                                                    c.strideb, batch));
             run_plan(plan, kernel(n, soa),
                      [&](apairs_plan_t p) { return apairs_plan_execute_getrs(p, da.p, dp.p, db.p); });
             cuda_ok(cudaDeviceSynchronize());
-            const std::vector<T> got = db.back();
-            int64_t differ = 0, touched = 0;
-            std::vector<char> entry(b.size(), 0);
-            for (int64_t e = 0; e < batch; ++e)
-                for (int64_t r = 0; r < nrhs; ++r)
-                    for (int64_t i = 0; i < n; ++i) {
-                        const T g = got[at(e, i, r, ldb, strideb)], w = want[size_t((e * nrhs + r) * n + i)];
-                        differ += std::memcmp(&g, &w, sizeof g) != 0;
-                        entry[at(e, i, r, ldb, strideb)] = 1;
-                    }
-            for (size_t q = 0; q < b.size(); ++q) touched += !entry[q] && std::memcmp(&got[q], &b[q], sizeof(T)) != 0;
-            CHECK(differ == 0);
-            CHECK(touched == 0);
+            check_solved(c, b, db.back(), want);
             CHECK(da.back() == a);  // the factors are read only
+        }
+}
+
+// potrs's column solves, emulated on the host for one column x of B: L y = b by columns
+// (y_j first multiplied by the reciprocal of L(j, j), then every row below updated by
+// y_r = fma(-L(r, j), y_j, y_r) in order of j), then L^T x = y the same from the last
+// column up (x_r = fma(-L(j, r), x_j, x_r)). Every CUDA potrs kernel for n > 32 with at
+// most 8 right-hand sides (rows and stream) must give these bits. l: n x n row-major, the
+// logical L (its lower triangle).
+template <class T>
+void emulate_potrs(const std::vector<T> &l, int64_t n, std::vector<T> &x) {
+    for (int64_t j = 0; j < n; ++j) {
+        x[size_t(j)] *= T(1) / l[size_t(j * n + j)];
+        for (int64_t r = j + 1; r < n; ++r) x[size_t(r)] = std::fma(-l[size_t(r * n + j)], x[size_t(j)], x[size_t(r)]);
+    }
+    for (int64_t j = n - 1; j >= 0; --j) {
+        x[size_t(j)] *= T(1) / l[size_t(j * n + j)];
+        for (int64_t r = 0; r < j; ++r) x[size_t(r)] = std::fma(-l[size_t(j * n + r)], x[size_t(j)], x[size_t(r)]);
+    }
+}
+
+TEMPLATE_TEST_CASE("batched CUDA: potrs's kernels give the bits of its column solves emulated on the host",
+                   "[cuda][batched][potrs]", float, double) {
+    using T = TestType;
+    Setup su;
+    INFO("seed " << su.seed);
+    auto &u = su.u;
+    const int32_t dtype = ref::Type<T>::dtype;
+    int variant = 0;
+    // The stream kernel for one right-hand side past n = 64, else the rows kernel.
+    auto kernel = [&](int64_t n, int64_t nrhs) -> const char * {
+        return nrhs == 1 && n > 64 ? "potrs_stream<" : "potrs_rows<";
+    };
+    // Every layout, order and triangle at sizes about each multiple of 32 (47 and 100: a
+    // partial last tile); nrhs 1, 2, 5 and 8 in turn, each size starting one further, so
+    // that every layout meets each; SoA blocks with a partial last one; and (n = 33 and
+    // 65, lower) batches past one resident grid, AoS and SoA.
+    for (int64_t n : {33, 47, 64, 65, 96, 97, 100, 127, 128})
+        for (int lay = 0; lay < 8; ++lay, ++variant) {
+            const bool soa = lay & 1, row_major = lay & 2, upper = lay & 4;
+            const SolveShape c(n, (n == 33 || n == 65) && !upper ? 20011 : 203, soa, row_major, variant);
+            const int64_t nrhs = c.nrhs, batch = c.batch;
+            INFO("n " << n << " nrhs " << nrhs << c.describe_layout() << (upper ? " upper" : " lower"));
+            // L: off-diagonal entries in [-2/n, 2/n), diagonal ones in [1, 2), stored as L
+            // (lower) or U = L^T (upper), the other triangle left as padding; B in [-1, 1).
+            std::vector<T> a(c.a_size(), T(-3.5)), b(c.b_size(), T(-3.5));
+            std::vector<T> want(size_t(batch * n * nrhs));
+            std::vector<T> l(size_t(n * n), T(0)), x(static_cast<size_t>(n));
+            for (int64_t e = 0; e < batch; ++e) {
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j <= i; ++j) {
+                        const double v = u(su.rng);
+                        l[size_t(i * n + j)] = T(i == j ? std::fabs(v) + 1 : 2 * v / double(n));
+                        a[upper ? c.a_at(e, j, i) : c.a_at(e, i, j)] = l[size_t(i * n + j)];
+                    }
+                for (int64_t r = 0; r < nrhs; ++r) {
+                    for (int64_t i = 0; i < n; ++i) b[c.b_at(e, i, r)] = x[size_t(i)] = T(u(su.rng));
+                    emulate_potrs(l, n, x);
+                    for (int64_t i = 0; i < n; ++i) want[size_t((e * nrhs + r) * n + i)] = x[size_t(i)];
+                }
+            }
+            DeviceCopy<T> da(a, 0), db(b, 0);
+            apairs_plan_t plan = nullptr;
+            api_ok(apairs_plan_create_potrs_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                                                    row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR,
+                                                    upper ? APAIRS_UPLO_UPPER : APAIRS_UPLO_LOWER, n, nrhs, c.ld,
+                                                    c.stride, c.ldb, c.strideb, batch));
+            run_plan(plan, kernel(n, nrhs), [&](apairs_plan_t p) { return apairs_plan_execute_potrs(p, da.p, db.p); });
+            cuda_ok(cudaDeviceSynchronize());
+            check_solved(c, b, db.back(), want);
+            CHECK(da.back() == a);  // the factor is read only
         }
 }
