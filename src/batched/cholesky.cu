@@ -77,7 +77,7 @@
 //   potrs, n > 32, nrhs <= 8 (the rows kernel): a warp per element, its packed factor
 //     staged in shared memory (SoA: by the whole block, runs of its elements), one column
 //     of B at a time in registers, lane l holding rows l, l + 32, ...; both solves by
-//     columns (solve.cuh, shared with getrs). nrhs = 1 past n = 64: the stream kernel
+//     columns (solve.cuh, shared with getrs). nrhs = 1 past n = 96: the stream kernel
 //     (stream.cuh, shared with getrs), the same solves with the factor streamed through
 //     two 32 x 32 tiles a warp instead of staged whole: the same bits.
 //   potrs otherwise: G = nrhs rounded up to a power of two, at most 128;
@@ -1517,7 +1517,7 @@ __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// potrs, n > 32, at most kRowsMaxRhs right-hand sides (the stream kernel, stream.cuh):
+// potrs, one right-hand side, n > 96 (the stream kernel, stream.cuh; potrs_kernel_for):
 // Ml = L, Mu = L^T, both solves scaled by L's diagonal, no permutation. Logical L(i, j)
 // is fast-grid (i, j), or (swap) (j, i): Ml's columns are contiguous where swap, Mu's
 // where not.
@@ -1671,13 +1671,6 @@ const void *potrf_rows_fn(int rows_per_lane) {
 }
 
 template <class T>
-const void *potrs_stream_fn(int rows_per_lane) {
-    return rows_per_lane <= 2   ? reinterpret_cast<const void *>(&potrs_stream_kernel<T, 2, 1>)
-           : rows_per_lane == 3 ? reinterpret_cast<const void *>(&potrs_stream_kernel<T, 3, 1>)
-                                : reinterpret_cast<const void *>(&potrs_stream_kernel<T, 4, 1>);
-}
-
-template <class T>
 const void *potrs_rows_fn(int rows_per_lane) {
     return rows_per_lane <= 2   ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 2>)
            : rows_per_lane == 3 ? reinterpret_cast<const void *>(&potrs_rows_kernel<T, 3>)
@@ -1781,23 +1774,25 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
                             n, k.group);
         return k;
     }
-    // One right-hand side past n = 64: the stream kernel, whose two tiles a warp (17 KB in
-    // f64) keep more warps an SM than the rows kernel's whole triangle (66 KB at f64 n =
-    // 128). H200 run 338, rows against stream: n = 128 f64 0.270 / 0.395 -> 0.165 / 0.290
-    // ms (AoS / SoA), f32 0.243 / 0.322 -> 0.175 / 0.261; n = 64 the rows kernel (f64 0.107
-    // / 0.169 against 0.145 / 0.231, f32 0.132 / 0.200 against 0.185 / 0.312); sizes
-    // between not timed. Several right-hand sides stay on the rows kernel, which reads the
-    // factor once for all of them (the stream kernel's chunks of 4 spilled 16-248 bytes
-    // at 128 registers).
-    if (potrs_rows(pb) && nrhs == 1 && n > 64) {
-        const int R = (n + 31) / 32;
-        KernelSpec k = rows_kernel_spec(f64 ? potrs_stream_fn<double>(R) : potrs_stream_fn<float>(R),
+    // One right-hand side past n = 96 (four rows a lane): the stream kernel, whose two
+    // tiles a warp (17 KB in f64) keep more warps an SM than the rows kernel's whole
+    // triangle (38 to 66 KB in f64). H200 run 338, rows against stream: n = 128 f64 0.270 /
+    // 0.395 -> 0.165 / 0.290 ms (AoS / SoA), f32 0.243 / 0.322 -> 0.175 / 0.261; n = 64 the
+    // rows kernel (f64 0.107 / 0.169 against 0.145 / 0.231, f32 0.132 / 0.200 against 0.185
+    // / 0.312), whose triangle there takes as much shared memory as the tiles (and just past
+    // 64 no more); the sizes between were not timed, so the stream kernel takes only the
+    // rows of n = 128's form. Several right-hand sides stay on the rows kernel, which
+    // reads the factor once for all of them (the stream kernel's chunks of 4 spilled
+    // 16-248 bytes at 128 registers).
+    if (potrs_rows(pb) && nrhs == 1 && n > 96) {
+        KernelSpec k = rows_kernel_spec(f64 ? reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1>)
+                                            : reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1>),
                                         f64 ? stream_slot<double>() : stream_slot<float>());
-        k.name = fmt::format("potrs_stream<{}, 32 lanes per element, {} rows each>", tname(pb.dtype), R);
-        k.why = fmt::format("nrhs = 1, n = {} (above 64): a warp per element, x in registers ({} rows a lane), both "
+        k.name = fmt::format("potrs_stream<{}, 32 lanes per element, 4 rows each>", tname(pb.dtype));
+        k.why = fmt::format("nrhs = 1, n = {} (above 96): a warp per element, x in registers (4 rows a lane), both "
                             "triangular solves by columns with the solved entry broadcast by a shuffle, the factor "
                             "streamed in 32 x 32 tiles through {} bytes of shared memory a warp",
-                            n, R, k.unit_shared);
+                            n, k.unit_shared);
         return k;
     }
     if (potrs_rows(pb)) {

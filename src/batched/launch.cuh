@@ -35,9 +35,9 @@ struct KernelSpec {
 CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double occupancy_target, int units_min,
                        const std::string &what);
 
-// The rows kernels (potrs n > 32, getrs n > 8, and getrs's stream kernel: a warp an
-// element) take at most this many right-hand sides, solved one after another (the
-// stream kernel: 4 at a time); more take the chunked kernels, whose threads solve
+// The rows kernels (potrs n > 32, getrs n > 8, and the stream kernels, stream.cuh: a
+// warp an element) take at most this many right-hand sides, solved one after another
+// (getrs's stream kernel: 4 at a time; potrs's takes one); more take the chunked kernels, whose threads solve
 // columns side by side (8: an estimate, not a measured crossover).
 constexpr int kRowsMaxRhs = 8;
 

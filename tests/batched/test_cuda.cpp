@@ -848,19 +848,23 @@ TEMPLATE_TEST_CASE("batched CUDA: potrs's kernels give the bits of its column so
     auto &u = su.u;
     const int32_t dtype = ref::Type<T>::dtype;
     int variant = 0;
-    // The stream kernel for one right-hand side past n = 64, else the rows kernel.
+    // The stream kernel for one right-hand side past n = 96, else the rows kernel.
     auto kernel = [&](int64_t n, int64_t nrhs) -> const char * {
-        return nrhs == 1 && n > 64 ? "potrs_stream<" : "potrs_rows<";
+        return nrhs == 1 && n > 96 ? "potrs_stream<" : "potrs_rows<";
     };
     // Every layout, order and triangle at sizes about each multiple of 32 (47 and 100: a
     // partial last tile); nrhs 1, 2, 5 and 8 in turn, each size starting one further, so
-    // that every layout meets each; SoA blocks with a partial last one; and (n = 33 and
-    // 65, lower) batches past one resident grid, AoS and SoA.
+    // that every layout meets each (the stream kernel every layout, order and triangle
+    // once over n = 97 .. 128); SoA blocks with a partial last one; and batches past one
+    // resident grid: the rows kernel at n = 33 and 65 (lower, AoS and SoA), the stream
+    // kernel at n = 97 (SoA) and 100 (AoS).
     for (int64_t n : {33, 47, 64, 65, 96, 97, 100, 127, 128})
         for (int lay = 0; lay < 8; ++lay, ++variant) {
             const bool soa = lay & 1, row_major = lay & 2, upper = lay & 4;
-            const SolveShape c(n, (n == 33 || n == 65) && !upper ? 20011 : 203, soa, row_major, variant);
-            const int64_t nrhs = c.nrhs, batch = c.batch;
+            const bool one = (variant + variant / 8) % 4 == 0;  // SolveShape's nrhs = 1
+            const int64_t batch = (n == 33 || n == 65) && !upper ? 20011 : (n == 97 || n == 100) && one ? 4001 : 203;
+            const SolveShape c(n, batch, soa, row_major, variant);
+            const int64_t nrhs = c.nrhs;
             INFO("n " << n << " nrhs " << nrhs << c.describe_layout() << (upper ? " upper" : " lower"));
             // L: off-diagonal entries in [-2/n, 2/n), diagonal ones in [1, 2), stored as L
             // (lower) or U = L^T (upper), the other triangle left as padding; B in [-1, 1).
