@@ -37,8 +37,9 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
 
 // The rows kernels (potrs n > 32, getrs n > 8, and the stream kernels, stream.cuh: a
 // warp an element) take at most this many right-hand sides, solved one after another
-// (getrs's stream kernel: 4 at a time; potrs's takes one); more take the chunked kernels, whose threads solve
-// columns side by side (8: an estimate, not a measured crossover).
+// (getrs's stream kernel: 4 at a time; potrs's takes one); more take the chunked
+// kernels, whose threads solve columns side by side (8: an estimate, not a measured
+// crossover).
 constexpr int kRowsMaxRhs = 8;
 
 // A rows kernel (potrf n > 32, potrs n > 32, getrf n > 32, getrs n > 8: a warp an

@@ -715,6 +715,18 @@ struct SolveShape {
                                                      : (row_major ? " AoS row-major" : " AoS column-major"); }
 };
 
+// Element e's right-hand sides: fresh entries in [-1, 1) into b, each column solved on the
+// host by solve(x) into want[(e nrhs + r) n ..].
+template <class T, class Solve>
+void fill_rhs(const SolveShape &c, int64_t e, Setup &su, std::vector<T> &b, std::vector<T> &want, Solve solve) {
+    std::vector<T> x(static_cast<size_t>(c.n));
+    for (int64_t r = 0; r < c.nrhs; ++r) {
+        for (int64_t i = 0; i < c.n; ++i) b[c.b_at(e, i, r)] = x[size_t(i)] = T(su.u(su.rng));
+        solve(x);
+        for (int64_t i = 0; i < c.n; ++i) want[size_t((e * c.nrhs + r) * c.n + i)] = x[size_t(i)];
+    }
+}
+
 // B after the solve: column r of element e bit for bit want[(e nrhs + r) n ..], every
 // other entry (padding) as it was.
 template <class T>
@@ -787,7 +799,7 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
             std::vector<T> a(c.a_size(), T(-3.5)), b(c.b_size(), T(-3.5));
             std::vector<int32_t> piv(size_t(batch * n), -7);
             std::vector<T> want(size_t(batch * n * nrhs));
-            std::vector<T> lu(size_t(n * n)), x(static_cast<size_t>(n));
+            std::vector<T> lu(size_t(n * n));
             for (int64_t e = 0; e < batch; ++e) {
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t j = 0; j < n; ++j) {
@@ -801,11 +813,7 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
                 }
                 std::vector<int32_t> pe(static_cast<size_t>(n));
                 for (int64_t i = 0; i < n; ++i) pe[size_t(i)] = piv[size_t(soa ? i * batch + e : e * n + i)];
-                for (int64_t r = 0; r < nrhs; ++r) {
-                    for (int64_t i = 0; i < n; ++i) b[c.b_at(e, i, r)] = x[size_t(i)] = T(u(su.rng));
-                    emulate_getrs(lu, n, pe.data(), trans, x);
-                    for (int64_t i = 0; i < n; ++i) want[size_t((e * nrhs + r) * n + i)] = x[size_t(i)];
-                }
+                fill_rhs(c, e, su, b, want, [&](std::vector<T> &x) { emulate_getrs(lu, n, pe.data(), trans, x); });
             }
             DeviceCopy<T> da(a, 0), db(b, 0);
             DeviceCopy<int32_t> dp(piv, 0);
@@ -870,7 +878,7 @@ TEMPLATE_TEST_CASE("batched CUDA: potrs's kernels give the bits of its column so
             // (lower) or U = L^T (upper), the other triangle left as padding; B in [-1, 1).
             std::vector<T> a(c.a_size(), T(-3.5)), b(c.b_size(), T(-3.5));
             std::vector<T> want(size_t(batch * n * nrhs));
-            std::vector<T> l(size_t(n * n), T(0)), x(static_cast<size_t>(n));
+            std::vector<T> l(size_t(n * n), T(0));
             for (int64_t e = 0; e < batch; ++e) {
                 for (int64_t i = 0; i < n; ++i)
                     for (int64_t j = 0; j <= i; ++j) {
@@ -878,11 +886,7 @@ TEMPLATE_TEST_CASE("batched CUDA: potrs's kernels give the bits of its column so
                         l[size_t(i * n + j)] = T(i == j ? std::fabs(v) + 1 : 2 * v / double(n));
                         a[upper ? c.a_at(e, j, i) : c.a_at(e, i, j)] = l[size_t(i * n + j)];
                     }
-                for (int64_t r = 0; r < nrhs; ++r) {
-                    for (int64_t i = 0; i < n; ++i) b[c.b_at(e, i, r)] = x[size_t(i)] = T(u(su.rng));
-                    emulate_potrs(l, n, x);
-                    for (int64_t i = 0; i < n; ++i) want[size_t((e * nrhs + r) * n + i)] = x[size_t(i)];
-                }
+                fill_rhs(c, e, su, b, want, [&](std::vector<T> &x) { emulate_potrs(l, n, x); });
             }
             DeviceCopy<T> da(a, 0), db(b, 0);
             apairs_plan_t plan = nullptr;
