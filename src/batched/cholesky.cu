@@ -1086,8 +1086,12 @@ __global__ void CHOL_MAXNREG potrf_rows_kernel(const PotrfArgs<T> g) {
 #pragma unroll
                 for (int c = 0; c < J; ++c) {
                     bo[c] = tri_off(min(j + c, n - 1));
+                    // Rows above j + c start from 0 (their results are never stored): the
+                    // packed (r, j + c) of r < j + c would be a later row's entry, which
+                    // another lane may be writing (compute-sanitizer racecheck, H200 run 346).
 #pragma unroll
-                    for (int k = kj; k < R; ++k) s[c][k] = j + c < n ? L[ro[k] + j + c] : T(0);
+                    for (int k = kj; k < R; ++k)
+                        s[c][k] = j + c < n && lane + 32 * k >= j + c ? L[ro[k] + j + c] : T(0);
                 }
 #pragma unroll 4
                 for (int p = 0; p < j; ++p) {
@@ -1523,20 +1527,17 @@ __global__ void CHOL_MAXNREG potrs_rows_kernel(const PotrsArgs<T> g) {
 // where not.
 template <class T>
 struct PotrsStream {
-    const T *p;
-    int64_t ld, stride;
-    bool soa, swap;
-    T *b;
-    int64_t ldb, sb;
-    bool soa_b, row_major_b;
-    const int32_t *skip;
-    int64_t batch;
-    __device__ PotrsStream(const PotrsArgs<T> &a)
-        : p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), swap(a.a.swap), b(a.b), ldb(a.ldb), sb(a.sb),
-          soa_b(a.soa_b), row_major_b(a.row_major_b), skip(a.skip), batch(a.batch) {}
-    __device__ bool colm(bool up) const { return swap != up; }
+    // Every field a reference into the kernel's __grid_constant__ parameter (as GetrsStream).
+    const PotrsArgs<T> &g;
+    const T *const &p;
+    const int64_t &ld, &stride;
+    const bool &soa;
+    T *const &b;
+    __device__ explicit PotrsStream(const PotrsArgs<T> &a)
+        : g(a), p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), b(a.b) {}
+    __device__ bool colm(bool up) const { return g.a.swap != up; }
     __device__ bool scale(bool) const { return true; }
-    __device__ bool live(int64_t e) const { return e < batch && !(skip && skip[e] != 0); }  // posv: factored
+    __device__ bool live(int64_t e) const { return e < g.batch && !(g.skip && g.skip[e] != 0); }  // posv: factored
     template <int R>
     __device__ void begin(int64_t, bool, int lane, int (&perm)[R]) const {
 #pragma unroll
@@ -1545,13 +1546,13 @@ struct PotrsStream {
     __device__ bool gather() const { return false; }
     __device__ bool scatter() const { return false; }
     __device__ int64_t b_at(int row, int col, int64_t e) const {
-        const int64_t idx = row_major_b ? int64_t(row) * ldb + col : int64_t(col) * ldb + row;
-        return soa_b ? idx * sb + e : e * sb + idx;
+        const int64_t idx = g.row_major_b ? int64_t(row) * g.ldb + col : int64_t(col) * g.ldb + row;
+        return g.soa_b ? idx * g.sb + e : e * g.sb + idx;
     }
 };
 
 template <class T, int R, int NR>
-__global__ void CHOL_MAXNREG potrs_stream_kernel(const PotrsArgs<T> g) {
+__global__ void CHOL_MAXNREG potrs_stream_kernel(const __grid_constant__ PotrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
     stream_solves<T, R, NR>(PotrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(chol_smem));
 }
@@ -1793,6 +1794,11 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
                             "triangular solves by columns with the solved entry broadcast by a shuffle, the factor "
                             "streamed in 32 x 32 tiles through {} bytes of shared memory a warp",
                             n, k.unit_shared);
+        if (pb.a.soa) {
+            k.shared_per_sm = kStreamSoaSharedPerSm;
+            k.why += fmt::format(", under a {} KB shared-memory carveout (the rest L1, for the SoA copies' lines)",
+                                 kStreamSoaSharedPerSm / 1024);
+        }
         return k;
     }
     if (potrs_rows(pb)) {

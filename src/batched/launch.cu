@@ -88,19 +88,36 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
 CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, int device, double occupancy_target,
                      const std::string &what) {
     const CudaConfig base = plan_kernel(k, batch, device, occupancy_target, 1, what);
+    if (!soa) return base;
     const int base_warps = base.block_threads / 32, base_sm = base_warps * base.choice.chosen.blocks_per_sm;
-    if (!soa || base_warps * es >= 32) return base;
-    int top = 1;
-    while (top * es < 32) top *= 2;
-    for (int w = top; w > base_warps; w /= 2) {
-        CudaConfig c = plan_kernel(k, batch, device, occupancy_target, w, what);
-        const int warps = c.block_threads / 32, per_sm = warps * c.choice.chosen.blocks_per_sm;
-        if (warps >= w && 4 * per_sm >= 3 * base_sm) {
-            c.why_model += fmt::format("; the block raised from {} to {} warps so that each SoA entry's staging is a "
-                                       "run of {} bytes ({} warps an SM, {} at {})",
-                                       base_warps, warps, warps * es, per_sm, base_sm, base_warps);
-            return c;
-        }
+    auto raised = [&](CudaConfig c, const char *runs) {
+        const int warps = c.block_threads / 32;
+        c.why_model += fmt::format("; {} warps a block where the smallest pick was {}, so that each SoA entry's "
+                                   "staging takes {} ({} warps an SM, {} at {})",
+                                   warps, base_warps, runs, warps * c.choice.chosen.blocks_per_sm, base_sm,
+                                   base_warps);
+        return c;
+    };
+    // Whole sectors: blocks of a multiple of `whole` warps (f32 8, f64 4), where that keeps
+    // 3/4 of the pick's warps an SM.
+    int whole = 1;
+    while (whole * es % 32 != 0) whole *= 2;
+    if (base_warps % whole == 0) return base;
+    {
+        const CudaConfig c = plan_kernel(k, batch, device, occupancy_target, whole, what);
+        const int warps = c.block_threads / 32;
+        if (warps % whole == 0 && 4 * warps * c.choice.chosen.blocks_per_sm >= 3 * base_sm)
+            return raised(c, "whole 32-byte sectors");
+    }
+    // Else, where the pick's runs are shorter than a sector, the largest block in powers
+    // of two towards it that keeps 3/4 of the warps (an aligned run that is shorter than
+    // the pick's loses: f32 potrf n = 128, 2 warps against 7, H200 run 341).
+    if (base_warps * es >= 32) return base;
+    for (int w = whole / 2; w > base_warps; w /= 2) {
+        const CudaConfig c = plan_kernel(k, batch, device, occupancy_target, w, what);
+        const int warps = c.block_threads / 32;
+        if (warps >= w && 4 * warps * c.choice.chosen.blocks_per_sm >= 3 * base_sm)
+            return raised(c, fmt::format("runs of {} bytes", warps * es).c_str());
     }
     return base;
 }

@@ -1416,22 +1416,24 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// getrs, n > 32 (but f32 SoA n <= 64), at most kRowsMaxRhs right-hand sides (the stream
+// getrs, n > 32 (but f32 SoA n <= 56), at most kRowsMaxRhs right-hand sides (the stream
 // kernel, stream.cuh): M = A for op N (L unit, U scaled), A^T for op T (U^T scaled, L^T
 // unit); the pivots one permutation (getrs_perm), gathered on the loads for op N and
 // scattered on the stores for op T.
 template <class T>
 struct GetrsStream {
-    GetrsArgs<T> g;
-    const T *p;
-    int64_t ld, stride;
-    bool soa, cm;
-    T *b;
+    // Every field a reference into the kernel's __grid_constant__ parameter: read from the
+    // parameter bank where used, not held in registers.
+    const GetrsArgs<T> &g;
+    const T *const &p;
+    const int64_t &ld, &stride;
+    const bool &soa;
+    T *const &b;
+    __device__ explicit GetrsStream(const GetrsArgs<T> &a)
+        : g(a), p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), b(a.b.p) {}
     // M's columns contiguous where A is column-major and not transposed or row-major and
     // transposed; both solves read the same M.
-    __device__ GetrsStream(const GetrsArgs<T> &a)
-        : g(a), p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), cm(a.a.row_major == a.trans), b(a.b.p) {}
-    __device__ bool colm(bool) const { return cm; }
+    __device__ bool colm(bool) const { return g.a.row_major == g.trans; }
     __device__ bool scale(bool up) const { return up != g.trans; }  // L has a unit diagonal
     __device__ bool live(int64_t e) const { return e < g.batch && !(g.info && g.info[e] != 0); }  // gesv: factored
     template <int R>
@@ -1446,7 +1448,7 @@ struct GetrsStream {
 };
 
 template <class T, int R, int NR>
-__global__ void LU_MAXNREG getrs_stream_kernel(const GetrsArgs<T> g) {
+__global__ void LU_MAXNREG getrs_stream_kernel(const __grid_constant__ GetrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char lu_smem[];
     stream_solves<T, R, NR>(GetrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(lu_smem));
 }
@@ -1661,13 +1663,16 @@ KernelSpec getrs_stream_for(int n, int nrhs) {
                             stream_slot<T>());
 }
 
-// The stream kernel for n > 32 but f32 SoA n <= 64, the rows kernel below (H200 run 327,
+// The stream kernel for n > 32 but f32 SoA n <= 56, the rows kernel below (H200 run 327,
 // AoS / SoA: f64 n = 128 0.205 / 0.373 ms against the rows kernel's 0.731 / 1.234, n = 64
 // 0.200 / 0.370 against 0.253 / 0.403; f32 n = 128 0.219 / 0.393 against 0.468 / 1.183,
 // n = 64 0.253 / 0.453 against 0.274 / 0.397; n = 16 and 32 the stream kernel slower by
-// 2.2-5.3x in run 325: one tile's chain an element, little to overlap).
+// 2.2-5.3x in run 325: one tile's chain an element, little to overlap). f32 SoA, with the
+// stream kernel's carveout (kStreamSoaSharedPerSm; run 345, rows / stream ms at the
+// bench's batch and 4x it): n = 48 0.286 / 0.409, 1.113 / 1.599; n = 56 0.293 / 0.374,
+// 1.159 / 1.434; n = 60 0.414 / 0.356, 1.501 / 1.361; n = 64 0.395 / 0.316.
 bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
-    return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 64);
+    return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 56);
 }
 
 KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64, bool soa) {
@@ -1683,6 +1688,11 @@ KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64, bool soa
                             "solves by {} x {} tiles of the factors streamed through a ring of {} in shared memory "
                             "({} bytes), their diagonal tiles by columns with the solved entry broadcast by a shuffle",
                             nrhs, kRowsMaxRhs, n, R, kTile, kTile, kStreamStages, k.unit_shared);
+        if (soa) {
+            k.shared_per_sm = kStreamSoaSharedPerSm;
+            k.why += fmt::format(", under a {} KB shared-memory carveout (the rest L1, for the SoA copies' lines)",
+                                 kStreamSoaSharedPerSm / 1024);
+        }
         return k;
     }
     if (getrs_rows(n, nrhs)) {

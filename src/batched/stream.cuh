@@ -38,6 +38,15 @@ namespace apairs::batched {
 constexpr int kTile = 32, kTileLd = kTile + 1, kStreamStages = 2;
 // NR: the right-hand sides a chunk holds (at nrhs = 1: one).
 constexpr int kStreamRhs = 4;
+// A SoA factor's copies are 4- or 8-byte cp.async through L1, each a sector (or part) of a
+// line whose other sectors hold other blocks' elements: the kernels ask for a 164 KB
+// shared-memory carveout (two blocks an SM at n = 128, 92 KB of L1 for the lines in
+// flight) where the largest (three blocks, some 28 KB of L1) held them to 2/3 of the speed
+// (H200 runs 342-343, SoA ms at the largest / 164 KB: getrs f64 n = 128 0.321 / 0.214, n
+// = 64 0.294 / 0.267, f32 n = 128 0.355 / 0.261; potrs n = 128 f64 0.264 / 0.178, f32
+// 0.296 / 0.213; at 132 KB, fewer warps an SM, 0.24-0.34). The rows kernels, a whole
+// factor a warp, lost with it (SoA n = 64: potrf f32 and f64, getrf f32, 11-17 %).
+constexpr int64_t kStreamSoaSharedPerSm = 164 * 1024;
 
 // A warp's ring (bytes).
 template <class T>

@@ -191,9 +191,11 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
         }
     }
     // posv on the original matrices: the same factors as potrf (bit for bit: the same
-    // kernels), the same info, B solved where info = 0 and unchanged elsewhere.
+    // kernels), the same info, B solved where info = 0 and unchanged elsewhere. One
+    // right-hand side where potrs took one (on CUDA past n = 96 the stream kernel, which
+    // skips the failed elements), else two.
     {
-        const int64_t nrhs = 2;
+        const int64_t nrhs = one_rhs ? 1 : 2;
         Batch<T> A2(n, n, l, batch);
         A2.v = A0;
         Batch<T> B(n, nrhs, l, batch);

@@ -24,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -778,17 +779,18 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
     auto &u = su.u;
     const int32_t dtype = ref::Type<T>::dtype;
     int variant = 0;
-    // The rows kernel for n <= 32 and f32 SoA n <= 64, the stream kernel above.
+    // The rows kernel for n <= 32 and f32 SoA n <= 56, the stream kernel above.
     auto kernel = [&](int64_t n, bool soa) -> const char * {
-        return n <= 32 || (sizeof(T) == 4 && soa && n <= 64) ? "getrs_rows<" : "getrs_stream<";
+        return n <= 32 || (sizeof(T) == 4 && soa && n <= 56) ? "getrs_rows<" : "getrs_stream<";
     };
     // Every layout, order and op at sizes about each multiple of 32 (the rows a lane and
-    // the stream kernel's tiles; 47 and 100: a partial last tile); nrhs 1, 2, 5 (the
+    // the stream kernel's tiles; 47 and 100: a partial last tile; 56 and 57: f32 SoA's
+    // switch from the rows kernel to the stream kernel); nrhs 1, 2, 5 (the
     // stream kernel's two chunks of at most 4) and 8 in turn, each size starting one
     // further, so that every layout meets each; SoA blocks with a partial last one; and
     // (n = 33, op N) batches past one resident grid, AoS and SoA (f32 SoA: the rows
     // kernel's block staging; f64: the stream kernel's block copies).
-    for (int64_t n : {9, 16, 31, 32, 33, 47, 64, 65, 96, 97, 100, 127, 128})
+    for (int64_t n : {9, 16, 31, 32, 33, 47, 56, 57, 64, 65, 96, 97, 100, 127, 128})
         for (int lay = 0; lay < 8; ++lay, ++variant) {
             const bool soa = lay & 1, row_major = lay & 2, trans = lay & 4;
             const SolveShape c(n, n == 33 && !trans ? 20011 : n > 32 ? 203 : 1003, soa, row_major, variant);
@@ -899,4 +901,37 @@ TEMPLATE_TEST_CASE("batched CUDA: potrs's kernels give the bits of its column so
             check_solved(c, b, db.back(), want);
             CHECK(da.back() == a);  // the factor is read only
         }
+}
+
+// The rows and stream kernels (potrf, potrs, getrf and getrs past their warp kernels)
+// stage a SoA factor with the whole block, each entry one run of the block's elements:
+// plan_rows makes the block a multiple of 8 warps in f32 and 4 in f64 where that keeps 3/4
+// of the estimator's warps an SM, so that the runs are whole 32-byte sectors (H200 run
+// 341: potrs f32 n = 64, 9 warps -> 8, 0.200 -> 0.176 ms).
+// Asserted for potrs and getrs of one right-hand side on sm_90, where each such block
+// keeps 3/4 of the warps at these sizes (not so the larger triangles: potrf f32 n = 128
+// stays at 7 warps, 2 warps of whole sectors having lost), reported elsewhere.
+TEMPLATE_TEST_CASE("batched CUDA: the rows and stream kernels' SoA blocks take whole sectors",
+                   "[cuda][batched][potrs][getrs]", float, double) {
+    using T = TestType;
+    const int32_t dtype = ref::Type<T>::dtype, soa = APAIRS_LAYOUT_SOA, rm = APAIRS_ORDER_ROW_MAJOR;
+    const int64_t batch = 20011, stride = 20032, es = int64_t(sizeof(T));
+    cudaDeviceProp prop{};
+    cuda_ok(cudaGetDeviceProperties(&prop, 0));
+    auto whole = [&](const apairs::batched::CudaConfig &cfg, const std::string &what) {
+        INFO(what << ": " << cfg.why_model);
+        const bool ok = cfg.block_threads % 32 == 0 && cfg.block_threads / 32 * es % 32 == 0;
+        if (prop.major == 9 && prop.minor == 0)
+            CHECK(ok);
+        else if (!ok)
+            WARN("not whole sectors on this device");
+    };
+    for (int64_t n : {33, 47, 56, 57, 64, 65, 97, 128}) {
+        const auto pp =
+            apairs::batched::make_potrs_problem(dtype, soa, rm, APAIRS_UPLO_LOWER, n, 1, n, stride, 1, stride, batch);
+        whole(apairs::batched::plan_potrs_cuda(pp, 0, 0.0), "potrs n " + std::to_string(n));
+        const auto gp =
+            apairs::batched::make_getrs_problem(dtype, soa, rm, APAIRS_OP_N, n, 1, n, stride, 1, stride, batch);
+        whole(apairs::batched::plan_getrs_cuda(gp, 0, 0.0), "getrs n " + std::to_string(n));
+    }
 }
