@@ -1086,12 +1086,15 @@ __global__ void CHOL_MAXNREG potrf_rows_kernel(const PotrfArgs<T> g) {
 #pragma unroll
                 for (int c = 0; c < J; ++c) {
                     bo[c] = tri_off(min(j + c, n - 1));
-                    // Rows above j + c start from 0 (their results are never stored): the
-                    // packed (r, j + c) of r < j + c would be a later row's entry, which
-                    // another lane may be writing (compute-sanitizer racecheck, H200 run 346).
+                    // Rows above j + c, and rows past n, start from 0 (their results are
+                    // never stored): the packed (r, j + c) of r < j + c would be a later
+                    // row's entry, and a row past n reads row n - 1's (ro), either of which
+                    // another lane may be writing in this group (racecheck, H200 run 346).
 #pragma unroll
-                    for (int k = kj; k < R; ++k)
-                        s[c][k] = j + c < n && lane + 32 * k >= j + c ? L[ro[k] + j + c] : T(0);
+                    for (int k = kj; k < R; ++k) {
+                        const int r = lane + 32 * k;
+                        s[c][k] = j + c <= r && r < n ? L[ro[k] + j + c] : T(0);
+                    }
                 }
 #pragma unroll 4
                 for (int p = 0; p < j; ++p) {
@@ -1447,7 +1450,7 @@ __global__ void CHOL_MAXNREG potrs_warp_kernel(const PotrsArgs<T> g) {
 // and one column of B at a time in registers, lane l holding rows
 // l, l + 32, ... (R = ceil(n / 32)); both solves by columns (solve.cuh). A SoA factor is
 // staged by the whole block (block_stage_soa: runs of the block's elements; plan_rows
-// grows the block towards 32-byte runs) where it has several warps. One slot per warp:
+// makes them whole 32-byte sectors where it can) where it has several warps. One slot per warp:
 // with factors of 8 to 66 KB, the warps of an SM overlap one another's staging and solves.
 // Where the serial kernel above gave one thread the whole solve (n = 64: 1.2 ms for 8192
 // elements, 0.6x torch's cholesky_solve), each column here is 2 n steps of a shuffle.
@@ -1535,6 +1538,7 @@ struct PotrsStream {
     T *const &b;
     __device__ explicit PotrsStream(const PotrsArgs<T> &a)
         : g(a), p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), b(a.b) {}
+    PotrsStream(const PotrsArgs<T> &&) = delete;  // never of a temporary
     __device__ bool colm(bool up) const { return g.a.swap != up; }
     __device__ bool scale(bool) const { return true; }
     __device__ bool live(int64_t e) const { return e < g.batch && !(g.skip && g.skip[e] != 0); }  // posv: factored
@@ -1551,7 +1555,8 @@ struct PotrsStream {
     }
 };
 
-template <class T, int R, int NR>
+// SOA: a function of its own for SoA factors (their carveout; as getrs_stream_kernel).
+template <class T, int R, int NR, bool SOA>
 __global__ void CHOL_MAXNREG potrs_stream_kernel(const __grid_constant__ PotrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
     stream_solves<T, R, NR>(PotrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(chol_smem));
@@ -1786,19 +1791,18 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     // reads the factor once for all of them (the stream kernel's chunks of 4 spilled
     // 16-248 bytes at 128 registers).
     if (potrs_rows(pb) && nrhs == 1 && n > 96) {
-        KernelSpec k = rows_kernel_spec(f64 ? reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1>)
-                                            : reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1>),
-                                        f64 ? stream_slot<double>() : stream_slot<float>());
+        const bool soa = pb.a.soa;
+        const void *fn = f64 ? (soa ? reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1, true>)
+                                    : reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1, false>))
+                             : (soa ? reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1, true>)
+                                    : reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1, false>));
+        KernelSpec k = rows_kernel_spec(fn, f64 ? stream_slot<double>() : stream_slot<float>());
+        if (soa) k.shared_per_sm = kStreamSoaSharedPerSm;
         k.name = fmt::format("potrs_stream<{}, 32 lanes per element, 4 rows each>", tname(pb.dtype));
         k.why = fmt::format("nrhs = 1, n = {} (above 96): a warp per element, x in registers (4 rows a lane), both "
                             "triangular solves by columns with the solved entry broadcast by a shuffle, the factor "
                             "streamed in 32 x 32 tiles through {} bytes of shared memory a warp",
                             n, k.unit_shared);
-        if (pb.a.soa) {
-            k.shared_per_sm = kStreamSoaSharedPerSm;
-            k.why += fmt::format(", under a {} KB shared-memory carveout (the rest L1, for the SoA copies' lines)",
-                                 kStreamSoaSharedPerSm / 1024);
-        }
         return k;
     }
     if (potrs_rows(pb)) {
@@ -1930,10 +1934,10 @@ CudaConfig plan_potrs_cuda(const PotrsProblem &pb, int device, double occupancy_
         // 25 warps (runs of 200 bytes, lines in flight through 28 KB of L1): 0.113 ms at
         // n = 32 (run 32, round 1), where AoS, whole lines, took 0.095.
         KernelSpec kc = k;
-        kc.shared_per_sm = 164 * 1024;
+        kc.shared_per_sm = kStreamSoaSharedPerSm;  // 164 KB, as the SoA stream kernels (stream.cuh)
         CudaConfig c = plan_kernel(kc, pb.batch, device, occupancy_target, 16, what);
         if (c.block_threads == 16 * 32) {
-            c.why_model += "; blocks of 16 warps (128-byte runs an entry) under a 164 KB shared-memory carveout";
+            c.why_model += "; blocks of 16 warps (128-byte runs an entry)";
             return c;
         }
         return plan_warp_soa(k, pb.batch, device, occupancy_target, int64_t(pb.elem_size()), what);

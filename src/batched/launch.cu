@@ -23,7 +23,9 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     // A smaller carveout: the percentage rounded down, which the driver rounds up to the
     // supported capacity asked for; the estimator plans with that capacity.
     int carveout = int(cudaSharedmemCarveoutMaxShared);
-    if (k.shared_per_sm > 0 && k.shared_per_sm < limits.shared_per_sm) {
+    const int64_t full = limits.shared_per_sm;
+    const bool carved = k.shared_per_sm > 0 && k.shared_per_sm < full;
+    if (carved) {
         carveout = int(k.shared_per_sm * 100 / limits.shared_per_sm);
         limits.shared_per_sm = k.shared_per_sm;
         limits.max_shared_per_block =
@@ -82,6 +84,10 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     cfg.cuda_blocks_per_sm = cuda_blocks;
     cfg.why_model = fmt::format("{} ({}, {} {} per block of {} threads)", k.why, k.name, per_block,
                                 k.items > 0 ? "work items" : "elements", cfg.block_threads);
+    if (carved)
+        cfg.why_model += fmt::format("; under a {} KB shared-memory carveout (the device's largest {} KB: the rest "
+                                     "is L1)",
+                                     k.shared_per_sm / 1024, full / 1024);
     return cfg;
 }
 
@@ -90,10 +96,10 @@ CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, i
     const CudaConfig base = plan_kernel(k, batch, device, occupancy_target, 1, what);
     if (!soa) return base;
     const int base_warps = base.block_threads / 32, base_sm = base_warps * base.choice.chosen.blocks_per_sm;
-    auto raised = [&](CudaConfig c, const char *runs) {
+    auto resized = [&](CudaConfig c, const char *runs) {
         const int warps = c.block_threads / 32;
-        c.why_model += fmt::format("; {} warps a block where the smallest pick was {}, so that each SoA entry's "
-                                   "staging takes {} ({} warps an SM, {} at {})",
+        c.why_model += fmt::format("; {} warps a block where the estimator's pick was {}, so that each SoA entry's "
+                                   "copies take {} ({} warps an SM, {} at {})",
                                    warps, base_warps, runs, warps * c.choice.chosen.blocks_per_sm, base_sm,
                                    base_warps);
         return c;
@@ -107,17 +113,17 @@ CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, i
         const CudaConfig c = plan_kernel(k, batch, device, occupancy_target, whole, what);
         const int warps = c.block_threads / 32;
         if (warps % whole == 0 && 4 * warps * c.choice.chosen.blocks_per_sm >= 3 * base_sm)
-            return raised(c, "whole 32-byte sectors");
+            return resized(c, "whole 32-byte sectors");
     }
-    // Else, where the pick's runs are shorter than a sector, the largest block in powers
-    // of two towards it that keeps 3/4 of the warps (an aligned run that is shorter than
-    // the pick's loses: f32 potrf n = 128, 2 warps against 7, H200 run 341).
-    if (base_warps * es >= 32) return base;
+    // Else, where the pick's runs are shorter than a sector (fewer warps than `whole`), the
+    // largest block in units of a power of two warps towards it that keeps 3/4 of them; a
+    // pick of longer runs stays (an aligned run shorter than the pick's loses: f32 potrf n
+    // = 128, 2 warps 1.019 ms against 7 warps' 0.881, H200 run 341).
     for (int w = whole / 2; w > base_warps; w /= 2) {
         const CudaConfig c = plan_kernel(k, batch, device, occupancy_target, w, what);
         const int warps = c.block_threads / 32;
         if (warps >= w && 4 * warps * c.choice.chosen.blocks_per_sm >= 3 * base_sm)
-            return raised(c, fmt::format("runs of {} bytes", warps * es).c_str());
+            return resized(c, fmt::format("runs of {} bytes", warps * es).c_str());
     }
     return base;
 }

@@ -56,13 +56,14 @@ inline KernelSpec rows_kernel_spec(const void *fn, int64_t slot_bytes) {
     return k;
 }
 
-// The rows kernels (potrf, potrs, getrf, getrs: a warp an element) stage a SoA factor
-// with the whole block, each entry's values of the block's warps' elements one run:
-// plan_kernel's pick where it is a multiple of 32 / es warps (whole 32-byte sectors: 8
-// in f32, 4 in f64), else the estimator's pick in units of that many warps where it
+// The rows and stream kernels (potrf, potrs, getrf, getrs: a warp an element) copy a SoA
+// factor with the whole block, each entry's values of the block's warps' elements one
+// run: plan_kernel's pick where it is a multiple of 32 / es warps (whole 32-byte sectors:
+// 8 in f32, 4 in f64), else the estimator's pick in units of that many warps where it
 // keeps 3/4 of the first pick's warps an SM (H200 run 341: potrs f32 SoA n = 64, 9 warps
 // -> 8, 0.200 -> 0.176 ms); else, where the first pick's runs are shorter than a sector,
-// the largest block of a power of two warps towards one that keeps as many; saying so.
+// the largest pick in units of a power of two warps towards one that keeps 3/4 of them;
+// saying so.
 CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, int device, double occupancy_target,
                      const std::string &what);
 

@@ -55,7 +55,7 @@
 //     reductions), then the team swaps and solves the rows of U right of it, a thread a
 //     column, and updates the trailing matrix in register tiles; the same fmas in the
 //     same order as the column-by-column kernels, so the same bits.
-//   getrs, n = 9 .. 32 (f32 SoA to 64), nrhs <= 8 (the rows kernel): a warp per element,
+//   getrs, n = 9 .. 32 (f32 SoA to 59), nrhs <= 8 (the rows kernel): a warp per element,
 //     its factors staged in shared memory (SoA: by the whole block, runs of its elements),
 //     the pivots turned into one permutation (a gather of B's rows on the loads, or a
 //     scatter on the stores when transposed), one column of B at a time in registers,
@@ -1312,7 +1312,7 @@ __global__ void LU_MAXNREG getrs_kernel(const GetrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// getrs, n = 9 .. 32 (f32 SoA to 64), at most kRowsMaxRhs right-hand sides (the rows
+// getrs, n = 9 .. 32 (f32 SoA to 59), at most kRowsMaxRhs right-hand sides (the rows
 // kernel): a warp per element, its factors staged in shared memory (n x (n | 1)) by
 // cp.async (warp_stage_grid), one column of B at a time in registers,
 // lane l holding rows l, l + 32, ... (R = ceil(n / 32)); both solves by columns
@@ -1416,7 +1416,7 @@ __global__ void LU_MAXNREG getrs_rows_kernel(const GetrsArgs<T> g) {
 }
 
 // ---------------------------------------------------------------------------------
-// getrs, n > 32 (but f32 SoA n <= 56), at most kRowsMaxRhs right-hand sides (the stream
+// getrs, n > 32 (but f32 SoA n <= 59), at most kRowsMaxRhs right-hand sides (the stream
 // kernel, stream.cuh): M = A for op N (L unit, U scaled), A^T for op T (U^T scaled, L^T
 // unit); the pivots one permutation (getrs_perm), gathered on the loads for op N and
 // scattered on the stores for op T.
@@ -1431,6 +1431,7 @@ struct GetrsStream {
     T *const &b;
     __device__ explicit GetrsStream(const GetrsArgs<T> &a)
         : g(a), p(a.a.p), ld(a.a.ld), stride(a.a.stride), soa(a.a.soa), b(a.b.p) {}
+    GetrsStream(const GetrsArgs<T> &&) = delete;  // never of a temporary
     // M's columns contiguous where A is column-major and not transposed or row-major and
     // transposed; both solves read the same M.
     __device__ bool colm(bool) const { return g.a.row_major == g.trans; }
@@ -1447,7 +1448,9 @@ struct GetrsStream {
     }
 };
 
-template <class T, int R, int NR>
+// SOA: the SoA instances are functions of their own, so that their plans' carveout
+// (kStreamSoaSharedPerSm) is not the AoS plans' (a function's carveout is one attribute).
+template <class T, int R, int NR, bool SOA>
 __global__ void LU_MAXNREG getrs_stream_kernel(const __grid_constant__ GetrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char lu_smem[];
     stream_solves<T, R, NR>(GetrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(lu_smem));
@@ -1641,7 +1644,7 @@ GetrsShape getrs_shape(int32_t dtype, int n, int nrhs) {
 // columns take the chunked kernel (G threads per element, a column each).
 bool getrs_rows(int64_t n, int64_t nrhs) { return n > 8 && nrhs <= kRowsMaxRhs; }
 
-// The rows kernel: n <= 32, or (f32 SoA) 33 .. 64 (getrs_stream).
+// The rows kernel: n <= 32, or (f32 SoA) 33 .. 59 (getrs_stream).
 template <class T>
 KernelSpec getrs_rows_for(int n) {
     return rows_kernel_spec(n <= 32 ? reinterpret_cast<const void *>(&getrs_rows_kernel<T, 1>)
@@ -1649,36 +1652,43 @@ KernelSpec getrs_rows_for(int n) {
                             getrs_rows_slot<T>(n));
 }
 
-template <class T, int R>
+template <class T, int R, bool SOA>
 const void *getrs_stream_fn(int nrhs) {
-    return nrhs == 1 ? reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, 1>)
-                     : reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, kStreamRhs>);
+    return nrhs == 1 ? reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, 1, SOA>)
+                     : reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, kStreamRhs, SOA>);
 }
-template <class T>
+template <class T, bool SOA>
 KernelSpec getrs_stream_for(int n, int nrhs) {
     const int R = (n + 31) / 32;
-    return rows_kernel_spec(R <= 2   ? getrs_stream_fn<T, 2>(nrhs)
-                            : R == 3 ? getrs_stream_fn<T, 3>(nrhs)
-                                     : getrs_stream_fn<T, 4>(nrhs),
-                            stream_slot<T>());
+    KernelSpec k = rows_kernel_spec(R <= 2   ? getrs_stream_fn<T, 2, SOA>(nrhs)
+                                    : R == 3 ? getrs_stream_fn<T, 3, SOA>(nrhs)
+                                             : getrs_stream_fn<T, 4, SOA>(nrhs),
+                                    stream_slot<T>());
+    if (SOA) k.shared_per_sm = kStreamSoaSharedPerSm;
+    return k;
 }
 
-// The stream kernel for n > 32 but f32 SoA n <= 56, the rows kernel below (H200 run 327,
+// The stream kernel for n > 32 but f32 SoA n <= 59, the rows kernel below (H200 run 327,
 // AoS / SoA: f64 n = 128 0.205 / 0.373 ms against the rows kernel's 0.731 / 1.234, n = 64
 // 0.200 / 0.370 against 0.253 / 0.403; f32 n = 128 0.219 / 0.393 against 0.468 / 1.183,
 // n = 64 0.253 / 0.453 against 0.274 / 0.397; n = 16 and 32 the stream kernel slower by
 // 2.2-5.3x in run 325: one tile's chain an element, little to overlap). f32 SoA, with the
 // stream kernel's carveout (kStreamSoaSharedPerSm; run 345, rows / stream ms at the
 // bench's batch and 4x it): n = 48 0.286 / 0.409, 1.113 / 1.599; n = 56 0.293 / 0.374,
-// 1.159 / 1.434; n = 60 0.414 / 0.356, 1.501 / 1.361; n = 64 0.395 / 0.316.
+// 1.159 / 1.434; n = 60 0.414 / 0.356, 1.501 / 1.361; n = 64 0.395 / 0.316. The rows
+// kernel's jump at 60 is its plan's: two blocks of 8 warps an SM through n = 59, blocks of
+// 4 warps (runs of 16 bytes) from 60 (57-59 not timed).
 bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
-    return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 56);
+    return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 59);
 }
 
 KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64, bool soa) {
     const int n = int(n64), nrhs = int(nrhs64);
     if (getrs_rows(n, nrhs) && getrs_stream(dtype, n, soa)) {
-        KernelSpec k = dtype == APAIRS_DTYPE_F64 ? getrs_stream_for<double>(n, nrhs) : getrs_stream_for<float>(n, nrhs);
+        KernelSpec k = dtype == APAIRS_DTYPE_F64 ? (soa ? getrs_stream_for<double, true>(n, nrhs)
+                                                        : getrs_stream_for<double, false>(n, nrhs))
+                                                 : (soa ? getrs_stream_for<float, true>(n, nrhs)
+                                                        : getrs_stream_for<float, false>(n, nrhs));
         const int R = (n + 31) / 32, nr = nrhs == 1 ? 1 : kStreamRhs;
         k.name = fmt::format("getrs_stream<{}, 32 lanes per element, {} rows each, {} column{} of B at a time, "
                              "a ring of {} tiles>",
@@ -1688,11 +1698,6 @@ KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64, bool soa
                             "solves by {} x {} tiles of the factors streamed through a ring of {} in shared memory "
                             "({} bytes), their diagonal tiles by columns with the solved entry broadcast by a shuffle",
                             nrhs, kRowsMaxRhs, n, R, kTile, kTile, kStreamStages, k.unit_shared);
-        if (soa) {
-            k.shared_per_sm = kStreamSoaSharedPerSm;
-            k.why += fmt::format(", under a {} KB shared-memory carveout (the rest L1, for the SoA copies' lines)",
-                                 kStreamSoaSharedPerSm / 1024);
-        }
         return k;
     }
     if (getrs_rows(n, nrhs)) {

@@ -42,10 +42,12 @@ constexpr int kStreamRhs = 4;
 // line whose other sectors hold other blocks' elements: the kernels ask for a 164 KB
 // shared-memory carveout (two blocks an SM at n = 128, 92 KB of L1 for the lines in
 // flight) where the largest (three blocks, some 28 KB of L1) held them to 2/3 of the speed
-// (H200 runs 342-343, SoA ms at the largest / 164 KB: getrs f64 n = 128 0.321 / 0.214, n
+// at n = 128 (H200 runs 342-343, SoA ms at the largest / 164 KB: getrs f64 n = 128 0.321 / 0.214, n
 // = 64 0.294 / 0.267, f32 n = 128 0.355 / 0.261; potrs n = 128 f64 0.264 / 0.178, f32
 // 0.296 / 0.213; at 132 KB, fewer warps an SM, 0.24-0.34). The rows kernels, a whole
-// factor a warp, lost with it (SoA n = 64: potrf f32 and f64, getrf f32, 11-17 %).
+// factor a warp, mostly lost with it (SoA n = 64: potrf f32 and f64, getrf f32, 11-17 %).
+// The SoA instances are functions of their own (the kernels' SOA parameter): a carveout
+// is an attribute of the function, which an AoS plan of it would set back.
 constexpr int64_t kStreamSoaSharedPerSm = 164 * 1024;
 
 // A warp's ring (bytes).

@@ -779,18 +779,18 @@ TEMPLATE_TEST_CASE("batched CUDA: getrs's kernels give the bits of its column so
     auto &u = su.u;
     const int32_t dtype = ref::Type<T>::dtype;
     int variant = 0;
-    // The rows kernel for n <= 32 and f32 SoA n <= 56, the stream kernel above.
+    // The rows kernel for n <= 32 and f32 SoA n <= 59, the stream kernel above.
     auto kernel = [&](int64_t n, bool soa) -> const char * {
-        return n <= 32 || (sizeof(T) == 4 && soa && n <= 56) ? "getrs_rows<" : "getrs_stream<";
+        return n <= 32 || (sizeof(T) == 4 && soa && n <= 59) ? "getrs_rows<" : "getrs_stream<";
     };
     // Every layout, order and op at sizes about each multiple of 32 (the rows a lane and
-    // the stream kernel's tiles; 47 and 100: a partial last tile; 56 and 57: f32 SoA's
+    // the stream kernel's tiles; 47 and 100: a partial last tile; 59 and 60: f32 SoA's
     // switch from the rows kernel to the stream kernel); nrhs 1, 2, 5 (the
     // stream kernel's two chunks of at most 4) and 8 in turn, each size starting one
     // further, so that every layout meets each; SoA blocks with a partial last one; and
     // (n = 33, op N) batches past one resident grid, AoS and SoA (f32 SoA: the rows
     // kernel's block staging; f64: the stream kernel's block copies).
-    for (int64_t n : {9, 16, 31, 32, 33, 47, 56, 57, 64, 65, 96, 97, 100, 127, 128})
+    for (int64_t n : {9, 16, 31, 32, 33, 47, 59, 60, 64, 65, 96, 97, 100, 127, 128})
         for (int lay = 0; lay < 8; ++lay, ++variant) {
             const bool soa = lay & 1, row_major = lay & 2, trans = lay & 4;
             const SolveShape c(n, n == 33 && !trans ? 20011 : n > 32 ? 203 : 1003, soa, row_major, variant);
@@ -910,7 +910,7 @@ TEMPLATE_TEST_CASE("batched CUDA: potrs's kernels give the bits of its column so
 // 341: potrs f32 n = 64, 9 warps -> 8, 0.200 -> 0.176 ms).
 // Asserted for potrs and getrs of one right-hand side on sm_90, where each such block
 // keeps 3/4 of the warps at these sizes (not so the larger triangles: potrf f32 n = 128
-// stays at 7 warps, 2 warps of whole sectors having lost), reported elsewhere.
+// stays at 7 warps, runs of 28 bytes, where 2 aligned warps lost), reported elsewhere.
 TEMPLATE_TEST_CASE("batched CUDA: the rows and stream kernels' SoA blocks take whole sectors",
                    "[cuda][batched][potrs][getrs]", float, double) {
     using T = TestType;
@@ -926,7 +926,7 @@ TEMPLATE_TEST_CASE("batched CUDA: the rows and stream kernels' SoA blocks take w
         else if (!ok)
             WARN("not whole sectors on this device");
     };
-    for (int64_t n : {33, 47, 56, 57, 64, 65, 97, 128}) {
+    for (int64_t n : {33, 47, 59, 60, 64, 65, 97, 128}) {
         const auto pp =
             apairs::batched::make_potrs_problem(dtype, soa, rm, APAIRS_UPLO_LOWER, n, 1, n, stride, 1, stride, batch);
         whole(apairs::batched::plan_potrs_cuda(pp, 0, 0.0), "potrs n " + std::to_string(n));
