@@ -1676,8 +1676,8 @@ KernelSpec getrs_stream_for(int n, int nrhs) {
 // stream kernel's carveout (kStreamSoaSharedPerSm; run 345, rows / stream ms at the
 // bench's batch and 4x it): n = 48 0.286 / 0.409, 1.113 / 1.599; n = 56 0.293 / 0.374,
 // 1.159 / 1.434; n = 60 0.414 / 0.356, 1.501 / 1.361; n = 64 0.395 / 0.316. The rows
-// kernel's jump at 60 is its plan's: two blocks of 8 warps an SM through n = 59, blocks of
-// 4 warps (runs of 16 bytes) from 60 (57-59 not timed).
+// kernel's jump at 60 is its plan's: blocks of 8 warps (whole sectors) through n = 59,
+// of 4 warps (runs of 16 bytes) from 60 (57-59 not timed).
 bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
     return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 59);
 }
