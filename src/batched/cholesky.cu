@@ -125,7 +125,6 @@ __host__ __device__ constexpr int chol_pad_odd(int x) { return x | 1; }
 __host__ __device__ constexpr int tri_size(int n) { return n * (n + 1) / 2; }
 // Packed lower triangle, row-major: L(i, j) at tri_off(i) + j.
 __host__ __device__ constexpr int tri_off(int i) { return i * (i + 1) / 2; }
-__host__ __device__ constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 // Rows padded to multiples of W entries (W = 16 / sizeof(T)): row i of the triangle at
 // vrow_off<W>(i), the sum over rows m < i of W ceil((m + 1) / W), so every row starts on
 // a 16-byte piece.
@@ -1561,6 +1560,11 @@ __global__ void CHOL_MAXNREG potrs_stream_kernel(const __grid_constant__ PotrsAr
     extern __shared__ __align__(16) unsigned char chol_smem[];
     stream_solves<T, R, NR>(PotrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(chol_smem));
 }
+template <class T>
+const void *potrs_stream_fn(bool soa) {
+    return soa ? reinterpret_cast<const void *>(&potrs_stream_kernel<T, 4, 1, true>)
+               : reinterpret_cast<const void *>(&potrs_stream_kernel<T, 4, 1, false>);
+}
 
 // ---------------------------------------------------------------------------------
 // Kernel selection (the same for plan and execute: a function of the problem only)
@@ -1786,18 +1790,16 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     // 0.395 -> 0.165 / 0.290 ms (AoS / SoA), f32 0.243 / 0.322 -> 0.175 / 0.261; n = 64 the
     // rows kernel (f64 0.107 / 0.169 against 0.145 / 0.231, f32 0.132 / 0.200 against 0.185
     // / 0.312), whose triangle there takes as much shared memory as the tiles (and just past
-    // 64 no more); the sizes between were not timed, so the stream kernel takes only the
-    // rows of n = 128's form. Several right-hand sides stay on the rows kernel, which
-    // reads the factor once for all of them (the stream kernel's chunks of 4 spilled
-    // 16-248 bytes at 128 registers).
+    // 64 no more). Run 344 timed n = 64 .. 128 by eights (with the SoA carveout): the
+    // switch past 96 is within 8 % of the faster kernel at every size (f64 SoA 88 and 96:
+    // the stream kernel 5-8 % faster; f32 SoA 104-120, AoS 104: the rows kernel 1-7 %
+    // faster). Several right-hand sides stay on the rows kernel, which reads the factor
+    // once for all of them (the stream kernel's chunks of 4 spilled 16-248 bytes at 128
+    // registers).
     if (potrs_rows(pb) && nrhs == 1 && n > 96) {
-        const bool soa = pb.a.soa;
-        const void *fn = f64 ? (soa ? reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1, true>)
-                                    : reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1, false>))
-                             : (soa ? reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1, true>)
-                                    : reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1, false>));
-        KernelSpec k = rows_kernel_spec(fn, f64 ? stream_slot<double>() : stream_slot<float>());
-        if (soa) k.shared_per_sm = kStreamSoaSharedPerSm;
+        KernelSpec k = rows_kernel_spec(f64 ? potrs_stream_fn<double>(pb.a.soa) : potrs_stream_fn<float>(pb.a.soa),
+                                        f64 ? stream_slot<double>() : stream_slot<float>());
+        if (pb.a.soa) k.shared_per_sm = kStreamSoaSharedPerSm;
         k.name = fmt::format("potrs_stream<{}, 32 lanes per element, 4 rows each>", tname(pb.dtype));
         k.why = fmt::format("nrhs = 1, n = {} (above 96): a warp per element, x in registers (4 rows a lane), both "
                             "triangular solves by columns with the solved entry broadcast by a shuffle, the factor "

@@ -26,7 +26,7 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     const int64_t full = limits.shared_per_sm;
     const bool carved = k.shared_per_sm > 0 && k.shared_per_sm < full;
     if (carved) {
-        carveout = int(k.shared_per_sm * 100 / limits.shared_per_sm);
+        carveout = int(k.shared_per_sm * 100 / full);
         limits.shared_per_sm = k.shared_per_sm;
         limits.max_shared_per_block =
             std::min(limits.max_shared_per_block, k.shared_per_sm - limits.reserved_shared_per_block);

@@ -118,7 +118,6 @@ constexpr int kThreadMaxN = 8;
 #else
 #define LU_THREAD_MAXNREG(T, N) __launch_bounds__(((sizeof(T) == 8 && (N) > 5) ? 256 : 512))
 #endif
-constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 __host__ __device__ constexpr int pad_odd(int x) { return x | 1; }
 
 // One operand as the kernels see it: logical (i, j) of element e.
@@ -1658,13 +1657,16 @@ const void *getrs_stream_fn(int nrhs) {
                      : reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, kStreamRhs, SOA>);
 }
 template <class T, bool SOA>
-KernelSpec getrs_stream_for(int n, int nrhs) {
+const void *getrs_stream_fn(int n, int nrhs) {
     const int R = (n + 31) / 32;
-    KernelSpec k = rows_kernel_spec(R <= 2   ? getrs_stream_fn<T, 2, SOA>(nrhs)
-                                    : R == 3 ? getrs_stream_fn<T, 3, SOA>(nrhs)
-                                             : getrs_stream_fn<T, 4, SOA>(nrhs),
+    return R <= 2 ? getrs_stream_fn<T, 2, SOA>(nrhs) : R == 3 ? getrs_stream_fn<T, 3, SOA>(nrhs)
+                                                              : getrs_stream_fn<T, 4, SOA>(nrhs);
+}
+template <class T>
+KernelSpec getrs_stream_for(int n, int nrhs, bool soa) {
+    KernelSpec k = rows_kernel_spec(soa ? getrs_stream_fn<T, true>(n, nrhs) : getrs_stream_fn<T, false>(n, nrhs),
                                     stream_slot<T>());
-    if (SOA) k.shared_per_sm = kStreamSoaSharedPerSm;
+    if (soa) k.shared_per_sm = kStreamSoaSharedPerSm;
     return k;
 }
 
@@ -1685,10 +1687,8 @@ bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
 KernelSpec getrs_kernel_for(int32_t dtype, int64_t n64, int64_t nrhs64, bool soa) {
     const int n = int(n64), nrhs = int(nrhs64);
     if (getrs_rows(n, nrhs) && getrs_stream(dtype, n, soa)) {
-        KernelSpec k = dtype == APAIRS_DTYPE_F64 ? (soa ? getrs_stream_for<double, true>(n, nrhs)
-                                                        : getrs_stream_for<double, false>(n, nrhs))
-                                                 : (soa ? getrs_stream_for<float, true>(n, nrhs)
-                                                        : getrs_stream_for<float, false>(n, nrhs));
+        KernelSpec k = dtype == APAIRS_DTYPE_F64 ? getrs_stream_for<double>(n, nrhs, soa)
+                                                 : getrs_stream_for<float>(n, nrhs, soa);
         const int R = (n + 31) / 32, nr = nrhs == 1 ? 1 : kStreamRhs;
         k.name = fmt::format("getrs_stream<{}, 32 lanes per element, {} rows each, {} column{} of B at a time, "
                              "a ring of {} tiles>",

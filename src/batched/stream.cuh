@@ -41,10 +41,10 @@ constexpr int kStreamRhs = 4;
 // A SoA factor's copies are 4- or 8-byte cp.async through L1, each a sector (or part) of a
 // line whose other sectors hold other blocks' elements: the kernels ask for a 164 KB
 // shared-memory carveout (two blocks an SM at n = 128, 92 KB of L1 for the lines in
-// flight) where the largest (three blocks, some 28 KB of L1) held them to 2/3 of the speed
-// at n = 128 (H200 runs 342-343, SoA ms at the largest / 164 KB: getrs f64 n = 128 0.321 / 0.214, n
-// = 64 0.294 / 0.267, f32 n = 128 0.355 / 0.261; potrs n = 128 f64 0.264 / 0.178, f32
-// 0.296 / 0.213; at 132 KB, fewer warps an SM, 0.24-0.34). The rows kernels, a whole
+// flight) where the largest (three blocks, some 28 KB of L1) held them to 2/3 to 3/4 of
+// the speed (H200 runs 342-343, SoA ms at the largest / 164 KB: getrs f64 n = 128 0.321 /
+// 0.214, n = 64 0.294 / 0.267, f32 n = 128 0.355 / 0.261; potrs n = 128 f64 0.264 / 0.178,
+// f32 0.296 / 0.213; at 132 KB, fewer warps an SM, 0.24-0.34). The rows kernels, a whole
 // factor a warp, mostly lost with it (SoA n = 64: potrf f32 and f64, getrf f32, 11-17 %).
 // The SoA instances are functions of their own (the kernels' SOA parameter): a carveout
 // is an attribute of the function, which an AoS plan of it would set back.
@@ -53,7 +53,7 @@ constexpr int64_t kStreamSoaSharedPerSm = 164 * 1024;
 // A warp's ring (bytes).
 template <class T>
 __host__ __device__ constexpr int64_t stream_slot() {
-    return (int64_t(kStreamStages) * kTile * kTileLd * int64_t(sizeof(T)) + 15) / 16 * 16;
+    return round16(int64_t(kStreamStages) * kTile * kTileLd * int64_t(sizeof(T)));
 }
 
 // The index m of the triangle's row holding u in the order 0; 1, 2; 3, 4, 5; ...

@@ -4,7 +4,12 @@
 // their commit and wait.
 #pragma once
 
+#include <cstdint>
+
 namespace apairs::batched {
+
+// x rounded up to a multiple of 16 (bytes: shared-memory slots on the 16-byte grid).
+__host__ __device__ constexpr int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 
 // 16 bytes by cp.async, bypassing L1. L2_LINE: ask L2 for the source's whole 128-byte line,
 // where the line's other runs are read by neighbouring blocks or teams at about the same

@@ -935,3 +935,38 @@ TEMPLATE_TEST_CASE("batched CUDA: the rows and stream kernels' SoA blocks take w
         whole(apairs::batched::plan_getrs_cuda(gp, 0, 0.0), "getrs n " + std::to_string(n));
     }
 }
+
+// The SoA stream kernels ask for a smaller shared-memory carveout (kStreamSoaSharedPerSm)
+// than their AoS forms, and a carveout is an attribute of the function, set when a plan is
+// made: each layout has a function of its own, so that a SoA plan keeps its carveout when
+// an AoS plan of the same op and shape is made after it.
+TEST_CASE("batched CUDA: a SoA stream plan keeps its carveout when an AoS plan follows",
+          "[cuda][batched][potrs][getrs]") {
+    cudaDeviceProp prop{};
+    cuda_ok(cudaGetDeviceProperties(&prop, 0));
+    if (prop.sharedMemPerMultiprocessor <= 164 * 1024) {
+        WARN("no carveout below this device's shared memory: nothing to test");
+        return;
+    }
+    const int64_t n = 128, batch = 4001, stride = 4032;
+    const int32_t f64 = APAIRS_DTYPE_F64, rm = APAIRS_ORDER_ROW_MAJOR;
+    for (const bool potrs : {false, true}) {
+        auto plan = [&](bool soa) {
+            const int32_t layout = soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
+            const int64_t sa = soa ? stride : n * n, sb = soa ? stride : n;
+            if (potrs)
+                return apairs::batched::plan_potrs_cuda(
+                    apairs::batched::make_potrs_problem(f64, layout, rm, APAIRS_UPLO_LOWER, n, 1, n, sa, 1, sb, batch),
+                    0, 0.0);
+            return apairs::batched::plan_getrs_cuda(
+                apairs::batched::make_getrs_problem(f64, layout, rm, APAIRS_OP_N, n, 1, n, sa, 1, sb, batch), 0, 0.0);
+        };
+        const apairs::batched::CudaConfig soa = plan(true), aos = plan(false);
+        INFO((potrs ? "potrs" : "getrs") << " SoA: " << soa.why_model << "; AoS: " << aos.why_model);
+        CHECK(soa.kernel != aos.kernel);
+        cudaFuncAttributes fs{}, fa{};
+        cuda_ok(cudaFuncGetAttributes(&fs, soa.kernel));
+        cuda_ok(cudaFuncGetAttributes(&fa, aos.kernel));
+        CHECK(fs.preferredShmemCarveout < fa.preferredShmemCarveout);
+    }
+}
