@@ -1554,16 +1554,10 @@ struct PotrsStream {
     }
 };
 
-// SOA: a function of its own for SoA factors (their carveout; as getrs_stream_kernel).
-template <class T, int R, int NR, bool SOA>
+template <class T, int R, int NR>
 __global__ void CHOL_MAXNREG potrs_stream_kernel(const __grid_constant__ PotrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char chol_smem[];
     stream_solves<T, R, NR>(PotrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(chol_smem));
-}
-template <class T>
-const void *potrs_stream_fn(bool soa) {
-    return soa ? reinterpret_cast<const void *>(&potrs_stream_kernel<T, 4, 1, true>)
-               : reinterpret_cast<const void *>(&potrs_stream_kernel<T, 4, 1, false>);
 }
 
 // ---------------------------------------------------------------------------------
@@ -1797,7 +1791,8 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
     // once for all of them (the stream kernel's chunks of 4 spilled 16-248 bytes at 128
     // registers).
     if (potrs_rows(pb) && nrhs == 1 && n > 96) {
-        KernelSpec k = rows_kernel_spec(f64 ? potrs_stream_fn<double>(pb.a.soa) : potrs_stream_fn<float>(pb.a.soa),
+        KernelSpec k = rows_kernel_spec(f64 ? reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1>)
+                                            : reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1>),
                                         f64 ? stream_slot<double>() : stream_slot<float>());
         if (pb.a.soa) k.shared_per_sm = kStreamSoaSharedPerSm;
         k.name = fmt::format("potrs_stream<{}, 32 lanes per element, 4 rows each>", tname(pb.dtype));

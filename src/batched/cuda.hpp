@@ -26,6 +26,7 @@ struct CudaConfig {
     int sub = 0;                   // block-per-element kernels: threads per element
     int block_threads = 0;         // blocks of this many threads (the estimator's pick)
     int64_t dynamic_shared = 0;    // bytes per block
+    int carveout = 100;            // the shared-memory carveout each launch asks for (percent of the largest)
     int64_t grid = 0;              // blocks launched (grid-stride beyond)
     int regs_per_thread = 0;
     BlockChoice choice;            // the minimal-block-size estimator's pick and its reason

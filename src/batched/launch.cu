@@ -31,6 +31,8 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
         limits.max_shared_per_block =
             std::min(limits.max_shared_per_block, k.shared_per_sm - limits.reserved_shared_per_block);
     }
+    // Each launch asks for the plan's carveout (launch_raw); the function's attribute is
+    // set too for CUDA's occupancy count below (the last plan made of a kernel sets it).
     check(cudaFuncSetAttribute(k.fn, cudaFuncAttributePreferredSharedMemoryCarveout, carveout),
           "cudaFuncSetAttribute(PreferredSharedMemoryCarveout)");
 
@@ -47,6 +49,7 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
     cfg.sub = k.sub;
     cfg.regs_per_thread = fa.numRegs;
     cfg.kernel = k.fn;
+    cfg.carveout = carveout;
 
     KernelAttributes ka;
     ka.regs_per_thread = fa.numRegs;
@@ -131,7 +134,7 @@ CudaConfig plan_rows(const KernelSpec &k, bool soa, int64_t es, int64_t batch, i
 void launch_planned_raw(const CudaConfig &cfg, void *stream, void *args, const char *what) {
     void *params[] = {args};
     launch_raw(cfg.kernel, dim3(unsigned(cfg.grid)), dim3(unsigned(cfg.block_threads)), params, cfg.dynamic_shared,
-               static_cast<cudaStream_t>(stream), what);
+               static_cast<cudaStream_t>(stream), what, cfg.carveout);
 }
 
 }  // namespace apairs::batched

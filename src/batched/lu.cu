@@ -1447,9 +1447,7 @@ struct GetrsStream {
     }
 };
 
-// SOA: the SoA instances are functions of their own, so that their plans' carveout
-// (kStreamSoaSharedPerSm) is not the AoS plans' (a function's carveout is one attribute).
-template <class T, int R, int NR, bool SOA>
+template <class T, int R, int NR>
 __global__ void LU_MAXNREG getrs_stream_kernel(const __grid_constant__ GetrsArgs<T> g) {
     extern __shared__ __align__(16) unsigned char lu_smem[];
     stream_solves<T, R, NR>(GetrsStream<T>(g), g.n, g.nrhs, g.batch, reinterpret_cast<T *>(lu_smem));
@@ -1651,20 +1649,16 @@ KernelSpec getrs_rows_for(int n) {
                             getrs_rows_slot<T>(n));
 }
 
-template <class T, int R, bool SOA>
+template <class T, int R>
 const void *getrs_stream_fn(int nrhs) {
-    return nrhs == 1 ? reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, 1, SOA>)
-                     : reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, kStreamRhs, SOA>);
-}
-template <class T, bool SOA>
-const void *getrs_stream_fn(int n, int nrhs) {
-    const int R = (n + 31) / 32;
-    return R <= 2 ? getrs_stream_fn<T, 2, SOA>(nrhs) : R == 3 ? getrs_stream_fn<T, 3, SOA>(nrhs)
-                                                              : getrs_stream_fn<T, 4, SOA>(nrhs);
+    return nrhs == 1 ? reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, 1>)
+                     : reinterpret_cast<const void *>(&getrs_stream_kernel<T, R, kStreamRhs>);
 }
 template <class T>
 KernelSpec getrs_stream_for(int n, int nrhs, bool soa) {
-    KernelSpec k = rows_kernel_spec(soa ? getrs_stream_fn<T, true>(n, nrhs) : getrs_stream_fn<T, false>(n, nrhs),
+    const int R = (n + 31) / 32;
+    KernelSpec k = rows_kernel_spec(R <= 2 ? getrs_stream_fn<T, 2>(nrhs) : R == 3 ? getrs_stream_fn<T, 3>(nrhs)
+                                                                               : getrs_stream_fn<T, 4>(nrhs),
                                     stream_slot<T>());
     if (soa) k.shared_per_sm = kStreamSoaSharedPerSm;
     return k;
@@ -1679,7 +1673,8 @@ KernelSpec getrs_stream_for(int n, int nrhs, bool soa) {
 // bench's batch and 4x it): n = 48 0.286 / 0.409, 1.113 / 1.599; n = 56 0.293 / 0.374,
 // 1.159 / 1.434; n = 60 0.414 / 0.356, 1.501 / 1.361; n = 64 0.395 / 0.316. The rows
 // kernel's jump at 60 is its plan's: blocks of 8 warps (whole sectors) through n = 59,
-// of 4 warps (runs of 16 bytes) from 60 (57-59 not timed).
+// of 4 warps (runs of 16 bytes) from 60 (run 350, a probe, rows ms: n = 57 0.263, 58
+// 0.311, 59 0.263; the stream kernel at 60 0.330).
 bool getrs_stream(int32_t dtype, int64_t n, bool soa) {
     return n > 32 && !(dtype == APAIRS_DTYPE_F32 && soa && n <= 59);
 }
@@ -1750,7 +1745,7 @@ dim3 grid_for(const CudaConfig &cfg, int64_t batch, int64_t per_block) {
 void queue(const CudaConfig &cfg, void *stream, int64_t batch, int64_t per_block, void *args, const char *what) {
     void *params[] = {args};
     launch_raw(cfg.kernel, grid_for(cfg, batch, per_block), dim3(unsigned(cfg.block_threads)), params,
-               cfg.dynamic_shared, static_cast<cudaStream_t>(stream), what);
+               cfg.dynamic_shared, static_cast<cudaStream_t>(stream), what, cfg.carveout);
 }
 
 // Elements per block of the planned getrf kernel: the thread kernel's threads, the warp

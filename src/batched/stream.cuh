@@ -46,8 +46,8 @@ constexpr int kStreamRhs = 4;
 // 0.214, n = 64 0.294 / 0.267, f32 n = 128 0.355 / 0.261; potrs n = 128 f64 0.264 / 0.178,
 // f32 0.296 / 0.213; at 132 KB, fewer warps an SM, 0.24-0.34). The rows kernels, a whole
 // factor a warp, mostly lost with it (SoA n = 64: potrf f32 and f64, getrf f32, 11-17 %).
-// The SoA instances are functions of their own (the kernels' SOA parameter): a carveout
-// is an attribute of the function, which an AoS plan of it would set back.
+// The carveout is the plan's, asked by each launch (launch_raw), so AoS and SoA plans of
+// one kernel keep their own.
 constexpr int64_t kStreamSoaSharedPerSm = 164 * 1024;
 
 // A warp's ring (bytes).

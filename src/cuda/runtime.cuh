@@ -93,9 +93,12 @@ private:
     cudaStream_t stream_;
 };
 
-// `launch` for a kernel known by its address, `params` as cudaLaunchKernel takes them.
+// `launch` for a kernel known by its address, `params` as cudaLaunchKernel takes them;
+// `carveout` (percent of the device's largest shared memory, 0 .. 100; -1: none) is the
+// shared-memory carveout this launch asks for, a launch attribute (CUDA 12.6 and later;
+// before, the kernel's function attribute, which other launches of it share).
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
-                const char *what);
+                const char *what, int carveout = -1);
 
 // Copies `rows` rows of `width` bytes between pitched arrays, asynchronously; a failure
 // names the array `name` and the direction. Allocates nothing unless it fails, so copies
