@@ -18,7 +18,10 @@
 //     twice the warps, take tiles of 4 rows.
 //     Fewer still, with long rows (dot n = 4096, gemv n = 128): vec_soa_split_kernel, whose
 //     warps also split the columns into ranges of >= 64, partial sums added in a fixed
-//     order through shared memory.
+//     order through shared memory; where a block of 32 warps for each 32 elements still
+//     leaves half the device idle, several blocks share the 32 elements' row tiles
+//     (H200 run 353: gemv f64 n = 128 B = 2048, 64 blocks of 32 warps -> 128, rows of 4
+//     a thread where 8: 0.114 -> 0.073 ms).
 //   SoA, many elements of 3 rows or more: vec_soa_staged_kernel, thread-per-element too,
 //     but each warp stages its entries through its own slots of shared memory by
 //     cp.async (four slots of one column of a row tile, three in flight while it sums
@@ -121,7 +124,8 @@ struct Args {
 // of the bound, f64 n = 8..32 80-82% -> 89-91%, n = 64 54% -> 81% (same source otherwise).
 template <class T>
 struct SoaArgs : Args<T> {
-    int pad[5];
+    int lg_rb;  // split kernel: log2 of the blocks that share each 32 elements' row tiles
+    int pad[4];
 };
 static_assert(sizeof(SoaArgs<float>) > 128 && sizeof(SoaArgs<double>) > 128, "SoaArgs: past 128 bytes");
 // ... except f32 4 rows x 2 elements (gemv n = 4), measured faster with Args (86-87% against
@@ -492,10 +496,12 @@ __global__ void __launch_bounds__(1024) vec_soa_staged_kernel(const SoaArgs<T> g
 }
 
 // SoA, few elements: W = 2^lg_split warps share 32 consecutive elements, as WT row-tile
-// groups times WC = 2^lg_cols ranges of consecutive columns (dot: WT = 1). Each lane sums
-// RT rows over its range in order; the WC partial sums of a tile are then added in range
-// order through shared memory (a fixed order: reproducible). Every thread of a block
-// takes the same trip counts (barriers).
+// groups times WC = 2^lg_cols ranges of consecutive columns (dot: WT = 1); where even 32
+// warps a group leave SMs idle, RB = 2^lg_rb blocks share a group, block rb taking row
+// tiles rb WT, rb WT + 1, ... of every RB WT. Each lane sums RT rows over its range in
+// order; the WC partial sums of a tile are then added in range order through shared
+// memory (a fixed order: reproducible, whatever RB). Every thread of a block takes the
+// same trip counts (barriers).
 template <class T, int RT>
 __global__ void __launch_bounds__(1024) vec_soa_split_kernel(const SoaArgs<T> g) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -503,13 +509,15 @@ __global__ void __launch_bounds__(1024) vec_soa_split_kernel(const SoaArgs<T> g)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int W = 1 << g.lg_split, wi = warp & (W - 1), grp = warp >> g.lg_split;
     const int WC = 1 << g.lg_cols, wc = wi & (WC - 1), wt = wi >> g.lg_cols, WT = W >> g.lg_cols;
-    const int64_t per_block = int64_t(blockDim.x >> 5 >> g.lg_split) * 32;
+    const int RB = 1 << g.lg_rb, units = blockDim.x >> 5 >> g.lg_split;
+    const int64_t items = ((g.batch + 31) / 32) << g.lg_rb;  // (32 elements, block of their rows) pairs
     const int len = g.cols, per = (len + WC - 1) / WC, l0 = min(len, wc * per), l1 = min(len, l0 + per);
-    for (int64_t b0 = int64_t(blockIdx.x) * per_block; b0 < g.batch; b0 += int64_t(gridDim.x) * per_block) {
-        const int64_t e = b0 + grp * 32 + lane;
-        const bool ok = e < g.batch;
-        for (int ib = 0; ib < g.rows; ib += WT * RT) {
-            const int i0 = ib + wt * RT, nr = max(0, min(RT, g.rows - i0));
+    for (int64_t it0 = int64_t(blockIdx.x) * units; it0 < items; it0 += int64_t(gridDim.x) * units) {
+        const int64_t it = it0 + grp, e = (it >> g.lg_rb) * 32 + lane;
+        const int rb = int(it & (RB - 1));
+        const bool ok = it < items && e < g.batch;
+        for (int ib = 0; ib < g.rows; ib += RB * WT * RT) {
+            const int i0 = ib + (rb * WT + wt) * RT, nr = max(0, min(RT, g.rows - i0));
             double acc[RT];
 #pragma unroll
             for (int t = 0; t < RT; ++t) acc[t] = 0;
@@ -1068,26 +1076,49 @@ int aos_split(const Op &o) {
 }
 
 // SoA with few elements (EW = 1): w warps per 32 elements, wc of them across columns
-// (ranges of at least 64 columns), w / wc across row tiles; used where wc > 1. The
-// launch recomputes wc from w (cfg.group) and the dimensions: never from the batch.
+// (ranges of at least 64 columns), w / wc across tiles of rt rows, in rb blocks of w / rb
+// warps (w > 32); used where wc > 1 or rb > 1. The plan keeps w in CudaConfig::sub and
+// rt in the kernel's instance; the launch recovers the rest from them and the
+// dimensions: never from the batch.
 constexpr int kSplitMinCols = 64;  // columns per range at least (shorter ranges measured slower)
+constexpr int kSplitMaxBlocks = 64;  // blocks sharing 32 elements at most
 struct SoaSplit {
-    int w = 1, wc = 1;
+    int w = 1, wc = 1, rt = 1, rb = 1;
 };
 int soa_rt(const Op &o) { return int(std::min<int64_t>(8, pow2ceil(o.rows))); }
-int soa_wc(const Op &o, int w) {
-    const int rt = soa_rt(o);
-    const int tp = int(pow2ceil((o.rows + rt - 1) / rt));
-    return std::max(1, w / tp);
-}
-SoaSplit soa_split_of(const Op &o, int64_t fill) {
-    const int rt = soa_rt(o);
-    const int64_t tp = pow2ceil((o.rows + rt - 1) / rt), groups = (o.batch + 31) / 32;
-    SoaSplit sp;
-    while (groups * 32 * sp.w < fill && sp.w < 32 && (sp.w < tp || (sp.w / tp) * 2 * kSplitMinCols <= o.cols)) sp.w *= 2;
-    sp.wc = soa_wc(o, sp.w);
+int64_t soa_tiles(const Op &o, int rt) { return pow2ceil((o.rows + rt - 1) / rt); }
+SoaSplit soa_split_done(const Op &o, SoaSplit sp) {
+    sp.wc = int(std::max<int64_t>(1, sp.w / soa_tiles(o, sp.rt)));
+    sp.rb = std::max(1, sp.w / 32);
     return sp;
 }
+// Doubles w while the device is not filled and a warp more has rows or columns to take:
+// within a block (w <= 32) as ever; past it only where twice the warps still fit the fill,
+// with rows of rt / 2 a thread where the rows of rt run out (H200 run 353, gemv f64 n =
+// 128 B = 2048: w = 64, rt = 4 0.072-0.074 ms; rt = 8 in two blocks of 16 warps 0.086-0.088;
+// w = 128, rt = 2 0.079-0.080).
+SoaSplit soa_split_of(const Op &o, int64_t fill) {
+    const int64_t groups = (o.batch + 31) / 32;
+    // Room for 2 w warps: rows, or columns (a block's warps hold all of a tile's ranges).
+    auto room = [&](int w, int rt) {
+        const int64_t tp = soa_tiles(o, rt);
+        return w < tp || ((w / tp) * 2 * kSplitMinCols <= o.cols && (w < 32 || 2 * w / tp <= 32));
+    };
+    SoaSplit sp;
+    sp.rt = soa_rt(o);
+    while (groups * 32 * sp.w < fill && sp.w < 32 * kSplitMaxBlocks) {
+        if (sp.w >= 32 && groups * 32 * sp.w * 2 > fill) break;
+        int rt = sp.rt;
+        while (sp.w >= 32 && rt > 1 && !room(sp.w, rt)) rt /= 2;
+        if (!room(sp.w, rt)) break;
+        sp.rt = rt;
+        sp.w *= 2;
+    }
+    return soa_split_done(o, sp);
+}
+// The split of a planned split kernel (its rt by its instance, w from CudaConfig::sub).
+template <class T>
+SoaSplit soa_split_planned(const Op &o, const CudaConfig &cfg);
 
 template <class T>
 const void *soa_split_kernel(int rt) {
@@ -1097,6 +1128,17 @@ const void *soa_split_kernel(int rt) {
     case 4: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 4>);
     default: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 8>);
     }
+}
+template <class T>
+SoaSplit soa_split_planned(const Op &o, const CudaConfig &cfg) {
+    SoaSplit sp;
+    for (int rt = 1; rt <= 8; rt *= 2)
+        if (cfg.kernel == soa_split_kernel<T>(rt)) {
+            sp.rt = rt;
+            sp.w = cfg.sub;
+            return soa_split_done(o, sp);
+        }
+    return sp;  // another kernel: wc = rb = 1
 }
 
 // The SoA kernel of RT rows by EW elements per thread: EW = 1, or 8 / RT (f32 RT = 1: 4
@@ -1339,19 +1381,23 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
         if (ew == 1) {
             // Few elements of long rows: warps across ranges of columns as well.
             const SoaSplit sp = soa_split_of(o, fill);
-            if (sp.wc > 1) {
-                k.fn = soa_split_kernel<T>(rt);
+            if (sp.wc > 1 || sp.rb > 1) {
+                const int wb = sp.w / sp.rb;  // warps a block for its 32 elements
+                k.fn = soa_split_kernel<T>(sp.rt);
                 k.model = Model::BlockPerElement;
-                k.group = sp.w;
-                k.unit_threads = 32 * sp.w;
-                k.unit_elements = 32;
-                k.unit_shared = int64_t(32 * sp.w * rt) * int64_t(sizeof(double));
+                k.group = wb;
+                k.sub = sp.w;
+                k.unit_threads = 32 * wb;
+                k.unit_elements = 1;
+                k.items = groups * sp.rb;  // (32 elements, block of their rows) pairs
+                k.unit_shared = int64_t(32 * wb * sp.rt) * int64_t(sizeof(double));
                 k.name = fmt::format("{}_soa_split<{}, {} rows per thread, {} warps per 32 elements: {} row groups x "
-                                     "{} column ranges>",
-                                     op, tn, rt, sp.w, sp.w / sp.wc, sp.wc);
+                                     "{} column ranges, in {} block{}>",
+                                     op, tn, sp.rt, sp.w, sp.w / sp.wc, sp.wc, sp.rb, sp.rb == 1 ? "" : "s");
                 k.why = fmt::format("SoA with only {} elements of {} x {}: {} warps share each 32 elements, split "
-                                    "over rows and {} ranges of columns, partial sums added in a fixed order",
-                                    o.batch, o.rows, o.cols, sp.w, sp.wc);
+                                    "over rows and {} range{} of columns, partial sums added in a fixed order{}",
+                                    o.batch, o.rows, o.cols, sp.w, sp.wc, sp.wc == 1 ? "" : "s",
+                                    sp.rb == 1 ? "" : fmt::format(", {} blocks sharing their rows", sp.rb));
                 return k;
             }
         }
@@ -1437,8 +1483,8 @@ Args<T> args_of(const Op &o, const CudaConfig &cfg, const void *a, const void *x
     g.batch = o.batch;
     g.lg = lg2(cfg.group);
     if (o.soa) {
-        g.lg_split = g.lg;  // warps per 32 elements
-        g.lg_cols = lg2(soa_wc(o, cfg.group));
+        g.lg_split = g.lg;  // warps per 32 elements (a block's)
+        g.lg_cols = lg2(soa_split_planned<T>(o, cfg).wc);  // (read by the split kernel only)
     } else {
         g.lg_split = lg2(aos_split<T>(o));
         constexpr int V = Vec<T>::n;
@@ -1459,6 +1505,7 @@ void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T>
         w.adj = on16(g.a) && on16(g.x) && g.ar % 4 == 0 && g.ac % 4 == 0 && g.xi % 4 == 0;
         constexpr int V = Vec<T>::n;
         w.staged = on16(g.a) && on16(g.x) && g.ar % V == 0 && g.ac % V == 0 && g.xi % V == 0;
+        w.lg_rb = lg2(soa_split_planned<T>(o, cfg).rb);
         launch_planned(cfg, stream, w, what);
     } else {
         launch_planned(cfg, stream, g, what);

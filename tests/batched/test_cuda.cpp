@@ -390,6 +390,31 @@ TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on 
     check_gemv<float>(su.small.h, rng, {16, 16, 16, 100004, 100003, false, 0.5, true, 1}, -1, nullptr);
 }
 
+// SoA gemv of few elements, where even a block of 32 warps for each 32 elements leaves
+// most of the device idle: the split kernel with several blocks sharing each 32 elements'
+// tiles of rows (block rb of RB taking tiles rb WT .. rb WT + WT - 1 of every RB WT) and
+// rows of 4, 2 or 1 a thread (on H200: 128 x 129, 97 elements: 256 warps a group in 8
+// blocks, 2 column ranges, rows of 1; 300 x 70: 16 blocks, one range; 64 x 1000, 33
+// elements (a group of one): 16 blocks of 8 ranges; 4096 x 2, op T: 64 blocks; 128 x 128,
+// 2048 elements: 2 blocks, rows of 4). Partial groups and tiles, beta = 0 on a y of NaN,
+// device arrays on the grid and off it, and host arrays staged.
+TEST_CASE("batched CUDA: SoA gemv of few elements shares each 32 elements' rows among blocks",
+          "[cuda][batched][gemv]") {
+    Setup su;
+    INFO("seed " << su.seed);
+    std::mt19937_64 &rng = su.rng;
+    apairs_context_t ctx = su.cx.h;
+    const char *blocks = "blocks sharing their rows";
+    for (int shift : {0, 7}) {
+        check_gemv<double>(ctx, rng, {128, 129, 130, 100, 97, false, 0.5, true, 3}, shift, blocks);
+        check_gemv<float>(ctx, rng, {300, 70, 70, 97, 97, false, 0.0, true, 1}, shift, blocks);
+        check_gemv<float>(ctx, rng, {64, 1000, 1000, 40, 33, false, -1.0, true, 2}, shift, blocks);
+        check_gemv<double>(ctx, rng, {4096, 2, 3, 1, 1, true, 0.5, true, 1}, shift, blocks);
+        check_gemv<double>(ctx, rng, {128, 128, 128, 2048, 2048, false, 0.0, true, 1}, shift, "soa_split<");
+    }
+    check_gemv<float>(ctx, rng, {300, 70, 70, 97, 97, false, 0.5, true, 1}, -1, blocks);
+}
+
 // potrf's f64 warp kernel of n = 25..32 on AoS device arrays whose base, ld and stride
 // lie on the 16-byte grid (staged and copied out in 16-byte pieces) and on the same
 // arrays one value off the grid (an entry at a time): the same bits, the same info
