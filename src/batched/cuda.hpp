@@ -23,7 +23,7 @@ struct CudaConfig {
     int cc_major = 0, cc_minor = 0, sm_count = 0;
     Model model = Model::ThreadPerElement;
     int group = 1;                 // threads per element (1 for thread-per-element)
-    int sub = 0;                   // block-per-element kernels: threads per element
+    int sub = 0;                   // block-per-element: threads per element; SoA split: warps per 32 elements
     int block_threads = 0;         // blocks of this many threads (the estimator's pick)
     int64_t dynamic_shared = 0;    // bytes per block
     int carveout = 100;            // the shared-memory carveout each launch asks for (percent of the largest)

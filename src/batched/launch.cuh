@@ -20,7 +20,7 @@ struct KernelSpec {
     int64_t items = 0;        // the grid's work in items of the kernel's own (0: the batch's elements)
     int64_t unit_shared = 0;  // dynamic shared bytes per unit
     int64_t block_shared = 0; // dynamic shared bytes per block, before the units' (a table every unit reads)
-    int sub = 0;              // block-per-element kernels: threads per element
+    int sub = 0;              // block-per-element: threads per element; SoA split: warps per 32 elements
     int64_t shared_per_sm = 0;  // 0: the device's largest shared-memory carveout; else the carveout (bytes per
                                 // SM, one the device supports) this kernel asks for, the rest staying L1
     std::string why;          // why this model, one sentence

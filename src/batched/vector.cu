@@ -1390,7 +1390,8 @@ KernelSpec select_kernel(const Op &o, int device, const char *op) {
                 k.unit_threads = 32 * wb;
                 k.unit_elements = 1;
                 k.items = groups * sp.rb;  // (32 elements, block of their rows) pairs
-                k.unit_shared = int64_t(32 * wb * sp.rt) * int64_t(sizeof(double));
+                // (the partial sums of the column ranges; one range adds none)
+                k.unit_shared = sp.wc > 1 ? int64_t(32 * wb * sp.rt) * int64_t(sizeof(double)) : 0;
                 k.name = fmt::format("{}_soa_split<{}, {} rows per thread, {} warps per 32 elements: {} row groups x "
                                      "{} column ranges, in {} block{}>",
                                      op, tn, sp.rt, sp.w, sp.w / sp.wc, sp.wc, sp.rb, sp.rb == 1 ? "" : "s");

@@ -194,27 +194,36 @@ bool raise_shared_limit(const void *kernel, int64_t shared) {
 
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
                 const char *what, int carveout) {
-    auto go = [&] {
-        if (carveout < 0) return cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
 #if CUDART_VERSION >= 12060
-        cudaLaunchAttribute attr{};
-        attr.id = cudaLaunchAttributePreferredSharedMemoryCarveout;
-        attr.val.sharedMemCarveout = unsigned(carveout);
+    auto go = [&](bool attr) {
+        if (!attr) return cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
+        cudaLaunchAttribute at{};
+        at.id = cudaLaunchAttributePreferredSharedMemoryCarveout;
+        at.val.sharedMemCarveout = unsigned(carveout);
         cudaLaunchConfig_t lc{};
         lc.gridDim = grid;
         lc.blockDim = block;
         lc.dynamicSmemBytes = size_t(shared);
         lc.stream = stream;
-        lc.attrs = &attr;
+        lc.attrs = &at;
         lc.numAttrs = 1;
         return cudaLaunchKernelExC(&lc, kernel, params);
-#else
-        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout);
-        return e != cudaSuccess ? e : cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
-#endif
     };
-    cudaError_t err = go();
-    if (err != cudaSuccess && raise_shared_limit(kernel, shared)) err = go();
+    const bool attr = carveout >= 0;
+    cudaError_t err = go(attr);
+    if (err != cudaSuccess && raise_shared_limit(kernel, shared)) err = go(attr);
+    // A driver that refuses the attribute (a hint): the launch without it, under the
+    // function's carveout (set when planning). The failed launch's error is cleared first.
+    if (err != cudaSuccess && attr && (err == cudaErrorInvalidValue || err == cudaErrorNotSupported)) {
+        cudaGetLastError();
+        err = go(false);
+    }
+#else
+    (void)carveout;  // the function's carveout, set when planning (the last plan of the kernel made)
+    cudaError_t err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
+    if (err != cudaSuccess && raise_shared_limit(kernel, shared))
+        err = cudaLaunchKernel(kernel, grid, block, params, size_t(shared), stream);
+#endif
     check(err, what);
 }
 

@@ -95,8 +95,9 @@ private:
 
 // `launch` for a kernel known by its address, `params` as cudaLaunchKernel takes them;
 // `carveout` (percent of the device's largest shared memory, 0 .. 100; -1: none) is the
-// shared-memory carveout this launch asks for, a launch attribute (CUDA 12.6 and later;
-// before, the kernel's function attribute, which other launches of it share).
+// shared-memory carveout this launch asks for, a launch attribute (CUDA 12.6 and later,
+// where the driver takes it; else the kernel's function attribute, which the last plan
+// made of the kernel set).
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,
                 const char *what, int carveout = -1);
 

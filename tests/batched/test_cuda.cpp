@@ -396,23 +396,31 @@ TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on 
 // rows of 4, 2 or 1 a thread (on H200: 128 x 129, 97 elements: 256 warps a group in 8
 // blocks, 2 column ranges, rows of 1; 300 x 70: 16 blocks, one range; 64 x 1000, 33
 // elements (a group of one): 16 blocks of 8 ranges; 4096 x 2, op T: 64 blocks; 128 x 128,
-// 2048 elements: 2 blocks, rows of 4). Partial groups and tiles, beta = 0 on a y of NaN,
-// device arrays on the grid and off it, and host arrays staged.
+// 2048 elements: 2 blocks, rows of 4; 130 x 128, 2048 elements: 2 blocks, rows of 8 with
+// a partial last tile). Partial groups and tiles, beta = 0 on a y of NaN, device arrays on
+// the grid and off it, and host arrays staged in one piece and in chunks of fewer elements
+// than planned (3 MiB). The plans of 2048 elements take several blocks where the device
+// has 128 SMs or more (its fill: 1024 threads an SM); elsewhere their kernel is not asserted.
 TEST_CASE("batched CUDA: SoA gemv of few elements shares each 32 elements' rows among blocks",
           "[cuda][batched][gemv]") {
     Setup su;
     INFO("seed " << su.seed);
     std::mt19937_64 &rng = su.rng;
     apairs_context_t ctx = su.cx.h;
-    const char *blocks = "blocks sharing their rows";
+    cudaDeviceProp prop{};
+    cuda_ok(cudaGetDeviceProperties(&prop, 0));
+    const char *blocks = "blocks sharing their rows", *many = prop.multiProcessorCount >= 128 ? blocks : nullptr;
     for (int shift : {0, 7}) {
         check_gemv<double>(ctx, rng, {128, 129, 130, 100, 97, false, 0.5, true, 3}, shift, blocks);
         check_gemv<float>(ctx, rng, {300, 70, 70, 97, 97, false, 0.0, true, 1}, shift, blocks);
         check_gemv<float>(ctx, rng, {64, 1000, 1000, 40, 33, false, -1.0, true, 2}, shift, blocks);
         check_gemv<double>(ctx, rng, {4096, 2, 3, 1, 1, true, 0.5, true, 1}, shift, blocks);
-        check_gemv<double>(ctx, rng, {128, 128, 128, 2048, 2048, false, 0.0, true, 1}, shift, "soa_split<");
+        check_gemv<double>(ctx, rng, {128, 128, 128, 2048, 2048, false, 0.0, true, 1}, shift, many);
+        check_gemv<double>(ctx, rng, {130, 128, 128, 2050, 2048, false, 0.5, true, 2}, shift, many);
     }
     check_gemv<float>(ctx, rng, {300, 70, 70, 97, 97, false, 0.5, true, 1}, -1, blocks);
+    api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
+    check_gemv<double>(su.small.h, rng, {130, 128, 128, 2048, 2048, false, 0.5, true, 1}, -1, many);
 }
 
 // potrf's f64 warp kernel of n = 25..32 on AoS device arrays whose base, ld and stride
