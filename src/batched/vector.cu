@@ -1484,8 +1484,7 @@ Args<T> args_of(const Op &o, const CudaConfig &cfg, const void *a, const void *x
     g.batch = o.batch;
     g.lg = lg2(cfg.group);
     if (o.soa) {
-        g.lg_split = g.lg;  // warps per 32 elements (a block's)
-        g.lg_cols = lg2(soa_split_planned<T>(o, cfg).wc);  // (read by the split kernel only)
+        g.lg_split = g.lg;  // warps per 32 elements (a block's); lg_cols: launch_args
     } else {
         g.lg_split = lg2(aos_split<T>(o));
         constexpr int V = Vec<T>::n;
@@ -1506,7 +1505,10 @@ void launch_args(const Op &o, const CudaConfig &cfg, void *stream, const Args<T>
         w.adj = on16(g.a) && on16(g.x) && g.ar % 4 == 0 && g.ac % 4 == 0 && g.xi % 4 == 0;
         constexpr int V = Vec<T>::n;
         w.staged = on16(g.a) && on16(g.x) && g.ar % V == 0 && g.ac % V == 0 && g.xi % V == 0;
-        w.lg_rb = lg2(soa_split_planned<T>(o, cfg).rb);
+        // The split kernel's column ranges and blocks a group (no other kernel reads them).
+        const SoaSplit sp = soa_split_planned<T>(o, cfg);
+        w.lg_cols = lg2(sp.wc);
+        w.lg_rb = lg2(sp.rb);
         launch_planned(cfg, stream, w, what);
     } else {
         launch_planned(cfg, stream, g, what);

@@ -393,7 +393,7 @@ TEST_CASE("batched CUDA: SoA gemv planned for staging by cp.async, on arrays on 
 // SoA gemv of few elements, where even a block of 32 warps for each 32 elements leaves
 // most of the device idle: the split kernel with several blocks sharing each 32 elements'
 // tiles of rows (block rb of RB taking tiles rb WT .. rb WT + WT - 1 of every RB WT) and
-// rows of 4, 2 or 1 a thread (on H200: 128 x 129, 97 elements: 256 warps a group in 8
+// rows of 4, 2 or 1 a thread (the planner's picks for 132 SMs: 128 x 129, 97 elements: 256 warps a group in 8
 // blocks, 2 column ranges, rows of 1; 300 x 70: 16 blocks, one range; 64 x 1000, 33
 // elements (a group of one): 16 blocks of 8 ranges; 4096 x 2, op T: 64 blocks; 128 x 128,
 // 2048 elements: 2 blocks, rows of 4; 130 x 128, 2048 elements: 2 blocks, rows of 8 with
