@@ -122,7 +122,7 @@ bool cpu_has_avx2_fma() {
 #endif
 
 template <class T, int N>
-void gemm_all(const GemmProblem &pb, const T *A, const T *B, T *C, int threads) {
+void gemm_all(const GemmProblem &pb, const T *A, const T *B, T *C, [[maybe_unused]] int threads) {
     const bool unit = pb.b.strides(pb.trans_b).col == 1 && pb.c.strides(false).col == 1;
     // Chunks of elements per iteration keep the loop overhead off tiny elements.
     constexpr int64_t kChunk = 256;
@@ -206,14 +206,14 @@ void potrs_element(const T *a, const Strides &sa, T *b, const Strides &sb, int64
 }
 
 template <class T>
-void potrf_typed(const PotrfProblem &pb, T *A, int32_t *info, int threads) {
+void potrf_typed(const PotrfProblem &pb, T *A, int32_t *info, [[maybe_unused]] int threads) {
     const Strides s = pb.a.strides(!pb.lower);
 #pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
     for (int64_t e = 0; e < pb.batch; ++e) info[e] = potrf_element(A + e * s.elem, s, pb.n);
 }
 
 template <class T>
-void potrs_typed(const PotrsProblem &pb, const T *A, T *B, int threads) {
+void potrs_typed(const PotrsProblem &pb, const T *A, T *B, [[maybe_unused]] int threads) {
     const Strides sa = pb.a.strides(!pb.lower), sb = pb.b.strides(false);
 #pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
     for (int64_t e = 0; e < pb.batch; ++e) potrs_element(A + e * sa.elem, sa, B + e * sb.elem, sb, pb.n, pb.nrhs);
@@ -221,7 +221,7 @@ void potrs_typed(const PotrsProblem &pb, const T *A, T *B, int threads) {
 
 // posv: potrf, then potrs where the factorisation succeeded (B unchanged elsewhere).
 template <class T>
-void posv_typed(const PosvProblem &pb, T *A, T *B, int32_t *info, int threads) {
+void posv_typed(const PosvProblem &pb, T *A, T *B, int32_t *info, [[maybe_unused]] int threads) {
     const Strides sa = pb.a.strides(!pb.lower), sb = pb.b.strides(false);
 #pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && pb.batch > 256)
     for (int64_t e = 0; e < pb.batch; ++e) {
@@ -233,7 +233,7 @@ void posv_typed(const PosvProblem &pb, T *A, T *B, int32_t *info, int threads) {
 // The layout adapter in 32 x 32 tiles (rows of `in` by columns), so that both sides are
 // visited a cache line at a time. U: an unsigned integer of the value's width.
 template <class U>
-void transpose_typed(const TransposeProblem &pb, const U *in, U *out, int threads) {
+void transpose_typed(const TransposeProblem &pb, const U *in, U *out, [[maybe_unused]] int threads) {
     constexpr int64_t kTile = 32;
     const int64_t rows = pb.in.soa ? pb.entries : pb.batch, cols = pb.in.soa ? pb.batch : pb.entries;
     const int64_t ldi = pb.in.stride, ldo = pb.out.stride;

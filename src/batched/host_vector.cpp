@@ -30,7 +30,7 @@ VecStrides vec_strides(const Matrix &v) { return v.soa ? VecStrides{1, v.stride}
 int64_t chunk_count(int64_t batch) { return (batch + kChunk - 1) / kChunk; }
 
 template <class F>
-void for_chunks(int64_t batch, int threads, F &&f) {
+void for_chunks(int64_t batch, [[maybe_unused]] int threads, F &&f) {
     const int64_t chunks = chunk_count(batch);
 #pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads != 1 && chunks > 1)
     for (int64_t t = 0; t < chunks; ++t) f(t * kChunk, std::min(batch, (t + 1) * kChunk));

@@ -98,7 +98,8 @@ struct Rows {
     std::vector<const uint64_t *> ptr;
 };
 
-Rows to_planes(const Problem &pb, const uint8_t *G, int64_t n, int64_t ld, int64_t chunks, int threads) {
+Rows to_planes(const Problem &pb, const uint8_t *G, int64_t n, int64_t ld, int64_t chunks,
+               [[maybe_unused]] int threads) {
     Rows r;
     r.planes.resize(size_t(n * chunks * kChunkU64));
     r.wmiss.assign(size_t(n), 0);
@@ -194,7 +195,7 @@ void check_pack_args(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_
 }
 
 void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t missing_value, uint8_t *packed,
-               int64_t ldp, int threads) {
+               int64_t ldp, [[maybe_unused]] int threads) {
     check_pack_args(g, n, d, ldg, missing_value, packed, ldp);
     // Every byte checked before anything is written.
     for (int64_t i = 0; i < n; ++i) {
@@ -221,7 +222,7 @@ void pack_host(const uint8_t *g, int64_t n, int64_t d, int64_t ldg, int32_t miss
 }
 
 void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t ld, const uint8_t *founders,
-                          uint32_t *weights, int threads) {
+                          uint32_t *weights, [[maybe_unused]] int threads) {
     require(packed, "packed");
     require(weights, "weights");
     require_rows(n, d, ld, packed_bytes(d), "ld");

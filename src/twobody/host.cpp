@@ -268,7 +268,8 @@ void grid_fill(Grid<T> &g, const T *X, int64_t n, int64_t ld, int d) {
 // False (nothing counted) where the cells cannot work (grid_geometry).
 template <class M>
 bool counts_cells(const M &m, const Problem &pb, const typename M::in_t *A, const typename M::in_t *B,
-                  const std::vector<typename M::out_t> &R, int threads, std::vector<std::vector<int64_t>> &diff) {
+                  const std::vector<typename M::out_t> &R, [[maybe_unused]] int threads,
+                  std::vector<std::vector<int64_t>> &diff) {
     using T = typename M::in_t;
     using V = typename M::out_t;
     const int d = int(pb.pw.d), nr = int(R.size());
