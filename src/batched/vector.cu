@@ -1116,9 +1116,6 @@ SoaSplit soa_split_of(const Op &o, int64_t fill) {
     }
     return soa_split_done(o, sp);
 }
-// The split of a planned split kernel (its rt by its instance, w from CudaConfig::sub).
-template <class T>
-SoaSplit soa_split_planned(const Op &o, const CudaConfig &cfg);
 
 template <class T>
 const void *soa_split_kernel(int rt) {
@@ -1129,6 +1126,7 @@ const void *soa_split_kernel(int rt) {
     default: return reinterpret_cast<const void *>(&vec_soa_split_kernel<T, 8>);
     }
 }
+// The split of a planned split kernel (its rt by its instance, w from CudaConfig::sub).
 template <class T>
 SoaSplit soa_split_planned(const Op &o, const CudaConfig &cfg) {
     SoaSplit sp;
