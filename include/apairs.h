@@ -531,8 +531,8 @@ APAIRS_API apairs_status_t apairs_plan_execute_gemv(apairs_plan_t plan, const vo
  *  needs more than the 99 KiB per block of some GPUs (Hopper and A100 have enough) and
  *  fails there with APAIRS_ERROR_UNSUPPORTED at plan time.
  *  Pivots: in column j, the first row with the largest |a_ij| (a NaN counts as larger than
- *  any number), the same rule on both backends; rows are swapped whole and the entries
- *  below the pivot divided by it.
+ *  any number, and NaNs as equal whatever their payloads), the same rule on both
+ *  backends; rows are swapped whole and the entries below the pivot divided by it.
  *  info[e] = 0, or j > 0 for the first column j whose pivot is exactly zero or NaN; the
  *  factorisation of that element still completes (as LAPACK's: a zero pivot's column is
  *  not scaled), the others are not affected.

@@ -25,15 +25,21 @@
 namespace apairs::batched {
 namespace {
 
-// |x| as an unsigned integer: ordered as |x| is, with every NaN above infinity, so
-// that "the largest key" is the idamax rule with NaN winning.
+// |x| as an unsigned integer: ordered as |x| is, with every NaN one key above
+// infinity's (whatever its payload), so that "the first row of the largest key" is the
+// idamax rule with NaN winning and the first NaN winning among NaNs.
 template <class T>
 auto abs_key(T x) {
     using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    constexpr U nan_key = (sizeof(T) == 8 ? U(0x7ff0000000000000ull) : U(0x7f800000u)) + 1;
     U bits;
     std::memcpy(&bits, &x, sizeof bits);
-    return bits & (~U(0) >> 1);
+    return std::min<U>(bits & (~U(0) >> 1), nan_key);
 }
+
+// A 1-based pivot from the caller, 0-based: in unsigned arithmetic, so that any int32
+// (0 and INT32_MIN included) maps to a value that is out of range or the pivot - 1.
+inline int32_t pivot0(int32_t p) { return int32_t(uint32_t(p) - 1u); }
 
 // Copies element e of `m` (rows x cols) into / out of a row-major scratch matrix.
 template <class T>
@@ -134,7 +140,7 @@ template <class T>
 void solve(const Matrix &am, const Matrix &pm, const Matrix &bm, const T *A, const int32_t *ipiv, T *B, bool trans,
            int64_t e, Scratch<T> &s, bool factors_loaded) {
     if (!factors_loaded) gather(am, A, e, s.a.data());
-    for (int64_t i = 0; i < am.rows; ++i) s.piv[size_t(i)] = ipiv[pm.index(i, 0, e)] - 1;
+    for (int64_t i = 0; i < am.rows; ++i) s.piv[size_t(i)] = pivot0(ipiv[pm.index(i, 0, e)]);
     gather(bm, B, e, s.b.data());
     getrs_element(s.a.data(), am.rows, s.piv.data(), trans, s.b.data(), bm.cols);
     scatter(bm, B, e, s.b.data());

@@ -159,11 +159,17 @@ struct GetrsArgs {
     int64_t batch;
 };
 
-// |x| as an unsigned key: ordered as |x|, every NaN above infinity.
-__device__ __forceinline__ uint32_t abs_key(float x) { return __float_as_uint(x) & 0x7fffffffu; }
+// |x| as an unsigned key: ordered as |x|, every NaN one key above infinity's (whatever
+// its payload: the first NaN wins among NaNs).
+__device__ __forceinline__ uint32_t abs_key(float x) { return min(__float_as_uint(x) & 0x7fffffffu, 0x7f800001u); }
 __device__ __forceinline__ unsigned long long abs_key(double x) {
-    return static_cast<unsigned long long>(__double_as_longlong(x)) & 0x7fffffffffffffffull;
+    return min(static_cast<unsigned long long>(__double_as_longlong(x)) & 0x7fffffffffffffffull,
+               0x7ff0000000000001ull);
 }
+
+// A 1-based pivot from the caller, 0-based: in unsigned arithmetic, so that any int32
+// (0 and INT32_MIN included) maps to a value that is out of range or the pivot - 1.
+__device__ __forceinline__ int pivot0(int p) { return int(unsigned(p) - 1u); }
 
 // a / d for the multipliers: a zero pivot leaves its column as it is.
 template <class T>
@@ -230,7 +236,7 @@ __device__ __forceinline__ void load_pivots(const Piv &pv, int n, int64_t e0, in
     for (int x = tid; x < ept * n; x += tt) {
         const int q = pv.soa ? x % ept : x / n, i = pv.soa ? x / ept : x % n;
         const int64_t e = e0 + q;
-        if (e < batch && take(q)) sh[q * ps + i] = pv.p[pv.soa ? i * pv.stride + e : e * n + i] - 1;
+        if (e < batch && take(q)) sh[q * ps + i] = pivot0(pv.p[pv.soa ? i * pv.stride + e : e * n + i]);
     }
 }
 
@@ -1336,7 +1342,7 @@ __device__ __forceinline__ void getrs_perm(const Piv &piv, int64_t e, int n, boo
 #pragma unroll
     for (int k = 0; k < R; ++k) {
         const int r = lane + 32 * k;
-        pv[k] = live && r < n ? piv.p[piv.soa ? r * piv.stride + e : e * n + r] - 1 : r;
+        pv[k] = live && r < n ? pivot0(piv.p[piv.soa ? r * piv.stride + e : e * n + r]) : r;
         perm[k] = r;
     }
     if (!live) return;

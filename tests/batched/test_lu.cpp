@@ -3,13 +3,15 @@
 // points; reconstruction |P^T A - L U| against Higham's bound, |L| <= 1 and the pivot
 // rule on ties, solve residuals against the backward-error bound, LAPACK's info for an
 // exactly singular element and a NaN element mixed into a batch, gesv leaving B of those
-// untouched, every output written and the padding untouched.
+// untouched, every output written and the padding untouched; the pivot rule between NaNs
+// of any payload, and getrs ignoring pivots outside 1..n.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "apairs.h"
@@ -356,6 +358,108 @@ void check_all() {
 TEMPLATE_TEST_CASE("batched getrf, getrs and gesv: factors, pivots, solves and per-element info",
                    "[batched][lu]", float, double) {
     check_all<TestType>();
+}
+
+// Between NaNs of any payload or sign the pivot is the first of them (apairs.h: the
+// first row of the largest |a_ij|, a NaN larger than any number): column 0 holds a NaN
+// at r1 and a NaN of a larger payload at r2 > r1. The elimination by the NaN pivot makes
+// every later column NaN below its diagonal, so every later pivot is its own row.
+// Sizes in every CUDA model (thread, warp-group, line, rows, panel), both layouts.
+TEMPLATE_TEST_CASE("batched getrf: between NaNs the first row is the pivot, whatever their payloads",
+                   "[batched][lu]", float, double) {
+    using T = TestType;
+    using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    const U quiet = sizeof(T) == 8 ? U(0x7ff8000000000000ull) : U(0x7fc00000u), sign = U(1) << (8 * sizeof(T) - 1);
+    const U payload = sizeof(T) == 8 ? U(0x0007ffffffffffffull) : U(0x003fffffu);
+    auto nan_bits = [](U b) {
+        T x;
+        std::memcpy(&x, &b, sizeof x);
+        return x;
+    };
+    const int64_t batch = 37;
+    for (int64_t n : {2, 3, 8, 9, 16, 17, 25, 32, 33, 64, 65, 100})
+        for (const Layout l : {Layout{false, true, 0, 1}, Layout{true, false, 1, 0}}) {
+            INFO("n = " << n << ", " << l);
+            Batch<T> A(n, n, l, batch);
+            A.fill(rng);
+            std::vector<int64_t> r1(static_cast<size_t>(batch));
+            for (int64_t e = 0; e < batch; ++e) {
+                r1[size_t(e)] = std::uniform_int_distribution<int64_t>(0, n - 2)(rng);
+                const int64_t r2 = std::uniform_int_distribution<int64_t>(r1[size_t(e)] + 1, n - 1)(rng);
+                A.at(r1[size_t(e)], 0, e) = nan_bits(quiet | U(1 + e % 7) | (e % 2 ? sign : 0));
+                A.at(r2, 0, e) = nan_bits(quiet | payload | (e % 3 ? 0 : sign));
+            }
+            std::vector<int32_t> ipiv(size_t(n * batch), ref::poison<int32_t>());
+            std::vector<int32_t> info(size_t(batch), ref::poison<int32_t>());
+            const int32_t layout = l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
+            const int32_t order = l.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR;
+            apairs_plan_t plan = nullptr;
+            APAIRS_REQUIRE_OK(apairs_plan_create_getrf_batched(&plan, ctx.h, ref::Type<T>::dtype, layout, order, n,
+                                                               A.ld, A.stride, batch));
+            const apairs_status_t st = apairs_plan_execute_getrf(plan, A.data(), ipiv.data(), info.data());
+            INFO(apairs_last_error());
+            apairs_plan_destroy(plan);
+            REQUIRE(st == APAIRS_SUCCESS);
+            int64_t bad = 0;
+            for (int64_t e = 0; e < batch; ++e) {
+                bad += info[size_t(e)] != 1;
+                for (int64_t j = 0; j < n; ++j) {
+                    const int32_t p = ipiv[size_t(l.soa ? j * batch + e : e * n + j)];
+                    bad += p != (j == 0 ? r1[size_t(e)] + 1 : j + 1);
+                }
+            }
+            CHECK(bad == 0);
+        }
+}
+
+// getrs ignores pivot entries outside 1..n (apairs.h), whatever they are: a solve with
+// 0, -1, n + 1, INT32_MIN and INT32_MAX among its pivots gives the bits of the same solve
+// with those entries i + 1 (no interchange). Sizes in every CUDA model, both layouts.
+TEMPLATE_TEST_CASE("batched getrs: pivots outside 1..n are ignored", "[batched][lu]", float, double) {
+    using T = TestType;
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    const int64_t batch = 29, nrhs = 2;
+    const int32_t odd[] = {0, -1, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    for (int64_t n : {1, 3, 8, 9, 16, 31, 33, 64, 100})
+        for (const Layout l : {Layout{false, true, 1, 0}, Layout{true, false, 0, 2}}) {
+            INFO("n = " << n << ", " << l);
+            Batch<T> A(n, n, l, batch), B(n, nrhs, l, batch);
+            A.fill(rng);
+            B.fill(rng);
+            for (int64_t e = 0; e < batch; ++e)
+                for (int64_t i = 0; i < n; ++i) A.at(i, i, e) = T(n + 1);  // U well conditioned
+            std::vector<int32_t> wild(size_t(n * batch)), tame(size_t(n * batch));
+            for (int64_t e = 0; e < batch; ++e)
+                for (int64_t i = 0; i < n; ++i) {
+                    const size_t x = size_t(l.soa ? i * batch + e : e * n + i);
+                    const int64_t r = std::uniform_int_distribution<int64_t>(0, 5)(rng);
+                    // Half the entries out of range (n + 1 among them), the others in range.
+                    wild[x] = r < 4 ? odd[r] : r == 4 ? int32_t(n + 1) : int32_t(i + 1 + (n - 1 - i) / 2);
+                    tame[x] = r <= 4 ? int32_t(i + 1) : wild[x];
+                }
+            auto solve = [&](const std::vector<int32_t> &piv) {
+                Batch<T> X = B;
+                apairs_plan_t plan = nullptr;
+                APAIRS_REQUIRE_OK(apairs_plan_create_getrs_batched(
+                    &plan, ctx.h, ref::Type<T>::dtype, l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                    l.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR, APAIRS_OP_N, n, nrhs, A.ld, A.stride,
+                    X.ld, X.stride, batch));
+                const apairs_status_t st = apairs_plan_execute_getrs(plan, A.data(), piv.data(), X.data());
+                INFO(apairs_last_error());
+                apairs_plan_destroy(plan);
+                REQUIRE(st == APAIRS_SUCCESS);
+                return X.v;
+            };
+            const std::vector<T> got = solve(wild), want = solve(tame);
+            CHECK(same_bits(got.data(), want.data(), got.size() * sizeof(T)));
+        }
 }
 
 TEST_CASE("batched getrf, getrs and gesv: every bad argument fails with its status and writes nothing",
