@@ -587,7 +587,10 @@ APAIRS_API apairs_status_t apairs_plan_execute_gesv(apairs_plan_t plan, void *A,
  *  @param[in] to_layout an apairs_layout_e value: the layout of `out`
  *  @param[in] entries  >= 1 values per element
  *  @param[in] stride_in, stride_out  the AoS element stride (>= entries) and the SoA
- *             batch stride (>= batch), as each side's layout needs */
+ *             batch stride (>= batch), as each side's layout needs
+ *  Fails with NULL_POINTER, INVALID_VALUE, OVERFLOW (an operand's span exceeds 64-bit
+ *  byte counts, or entries or batch exceeds 2^62), UNKNOWN_ENUM, and on CUDA with
+ *  BACKEND_UNAVAILABLE, DEVICE or OUT_OF_MEMORY. */
 APAIRS_API apairs_status_t apairs_plan_create_transpose_batched(apairs_plan_t *plan, apairs_context_t ctx,
                                                                 int32_t dtype, int32_t to_layout, int64_t entries,
                                                                 int64_t stride_in, int64_t stride_out,

@@ -78,9 +78,8 @@ Matrix pivots(bool soa, int64_t n, int64_t batch) {
 }
 
 double finite_scalar(int32_t dtype, double v, const char *name) {
-    const double max = dtype == APAIRS_DTYPE_F32 ? double(std::numeric_limits<float>::max())
-                                                 : std::numeric_limits<double>::max();
-    if (!(std::fabs(v) <= max))
+    // Finite once rounded to the dtype (a double a little past FLT_MAX rounds to it).
+    if (!(dtype == APAIRS_DTYPE_F32 ? std::isfinite(static_cast<float>(v)) : std::isfinite(v)))
         fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected a finite {} number", name, v,
              dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
     return v;
@@ -256,6 +255,13 @@ TransposeProblem make_transpose_problem(int32_t dtype, int32_t to_layout, int64_
     pb.dtype = dtype;
     require_at_least(entries, 1, "entries");
     require_at_least(batch, 1, "batch");
+    // Byte spans bound the counts of every other op below 2^61 (values of 4 bytes or
+    // more); u8 values would allow counts near 2^63, where tile and chunk counts
+    // (count + tile - 1) overflow. No memory holds 2^62 bytes.
+    constexpr int64_t kMaxCount = int64_t(1) << 62;
+    if (entries > kMaxCount || batch > kMaxCount)
+        fail(APAIRS_ERROR_OVERFLOW, "entries = {}, batch = {}: more than 2^62 values an element or elements",
+             entries, batch);
     pb.entries = entries, pb.batch = batch;
     const bool to_soa = to_layout == APAIRS_LAYOUT_SOA;
     pb.in = operand(!to_soa, false, entries, 1, entries, stride_in, batch, pb.elem_size(), "entries", "stride_in");

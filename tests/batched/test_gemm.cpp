@@ -369,6 +369,9 @@ TEST_CASE("batched gemm: every bad argument fails with its status, a message, an
     { Bad b{"k = 129", APAIRS_ERROR_INVALID_VALUE}; b.k = 129; b.word = "k"; add(b); }
     { Bad b{"alpha NaN", APAIRS_ERROR_INVALID_VALUE}; b.alpha = std::nan(""); b.word = "alpha"; add(b); }
     { Bad b{"beta inf", APAIRS_ERROR_INVALID_VALUE}; b.beta = INFINITY; b.word = "beta"; add(b); }
+    // f32: finite once rounded to float (3.4028235e38 rounds to FLT_MAX, 3.5e38 to inf).
+    { Bad b{"f32 alpha rounding to FLT_MAX", APAIRS_SUCCESS}; b.dtype = APAIRS_DTYPE_F32; b.alpha = 3.4028235e38; add(b); }
+    { Bad b{"f32 beta rounding to inf", APAIRS_ERROR_INVALID_VALUE}; b.dtype = APAIRS_DTYPE_F32; b.beta = -3.5e38; b.word = "beta"; add(b); }
     { Bad b{"batch = 0", APAIRS_ERROR_INVALID_VALUE}; b.batch = 0; b.word = "batch"; add(b); }
     { Bad b{"lda < k", APAIRS_ERROR_INVALID_VALUE}; b.lda = 4; b.word = "lda"; add(b); }
     { Bad b{"ldc < n", APAIRS_ERROR_INVALID_VALUE}; b.ldc = 3; b.word = "ldc"; add(b); }

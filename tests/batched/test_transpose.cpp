@@ -173,6 +173,12 @@ TEST_CASE("batched transpose: bad arguments fail with a status and write nothing
                                                int64_t(1) << 61, 8, 8) == APAIRS_ERROR_OVERFLOW);
     CHECK(apairs_plan_create_transpose_batched(&plan, ctx.h, APAIRS_DTYPE_F32, APAIRS_LAYOUT_SOA, 4, 4, 8, 0) ==
           APAIRS_ERROR_INVALID_VALUE);
+    // u8 spans allow counts past 2^62, where the engines' tile counts would overflow.
+    CHECK(apairs_plan_create_transpose_batched(&plan, ctx.h, APAIRS_DTYPE_U8, APAIRS_LAYOUT_SOA, 1, 1, INT64_MAX,
+                                               INT64_MAX) == APAIRS_ERROR_OVERFLOW);
+    CHECK(std::string(apairs_last_error()).find("batch = 9223372036854775807") != std::string::npos);
+    CHECK(apairs_plan_create_transpose_batched(&plan, ctx.h, APAIRS_DTYPE_U8, APAIRS_LAYOUT_AOS, (int64_t(1) << 62) + 1,
+                                               INT64_MAX / 2, (int64_t(1) << 62) + 1, 1) == APAIRS_ERROR_OVERFLOW);
     CHECK(apairs_plan_create_transpose_batched(&plan, nullptr, APAIRS_DTYPE_F32, APAIRS_LAYOUT_SOA, 4, 4, 8, 8) ==
           APAIRS_ERROR_NULL_POINTER);
     CHECK(plan == sentinel);
