@@ -635,11 +635,12 @@ APAIRS_API apairs_status_t apairs_plan_execute_transpose(apairs_plan_t plan, con
  * the minimum-image one: each difference t = a_k - b_k is replaced by
  * t' = t - L * rint(t * r), r = 1 / L rounded to the element type, each operation
  * rounded in the element type (on both backends: the same bits), and then by t' - L
- * where t' > L / 2, t' + L where t' < -L / 2, so |t'| <= L / 2 for any coordinates
- * (accuracy best within a few box lengths of the origin); then L2 as usual. Radii and
- * histogram edges must not exceed half the smallest side: past it one pair can have
- * several images within reach, and only the nearest is counted. nbox = 0: no box (box
- * may be NULL).
+ * where t' > L / 2, t' + L where t' < -L / 2, so |t'| <= L / 2 wherever |t| <= 2^21 L
+ * (F32; 2^50 L in F64; farther, the rounded multiple can be wrong by more than one and
+ * t' off by whole sides; accuracy is best within a few box lengths of the origin); then
+ * L2 as usual. Radii and histogram edges must not exceed half the smallest side: past
+ * it one pair can have several images within reach, and only the nearest is counted.
+ * nbox = 0: no box (box may be NULL).
  *
  * A NaN distance is never within a radius, falls in the histogram's last slot, and is
  * the farthest neighbour (after every number; between NaNs the smaller index first).
@@ -666,8 +667,8 @@ enum apairs_pairs_e {
  *  @param[in] radii    nradii finite values, strictly increasing (copied by the plan)
  *  @param[in] nbox, box  0 and NULL, or the periodic box as described above
  *  Fails with NULL_POINTER, INVALID_VALUE (unsorted or non-finite radii, a radius beyond
- *  half the box, box side <= 0, ...), OVERFLOW (more than 2^60 pairs, or a size product
- *  past 64 bits), UNKNOWN_ENUM, UNSUPPORTED (a box with a
+ *  half the box, box side <= 0, ...), OVERFLOW (n1 * n2 past 2^60, n1 * n1 with AUTO,
+ *  or a size product past 64 bits), UNKNOWN_ENUM, UNSUPPORTED (a box with a
  *  metric other than L2 or d > 3), and on CUDA as apairs_plan_create_pairwise. */
 APAIRS_API apairs_status_t apairs_plan_create_pair_counts(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,
                                                           int32_t metric, double p, int32_t dtype, int64_t n1,

@@ -16,12 +16,12 @@ Problem base(Kind kind, int32_t pairs, int32_t metric, double p, int32_t dtype, 
     pb.kind = kind;
     pb.autopairs = pairs == APAIRS_PAIRS_AUTO;
     if (pb.autopairs) n2 = n1, ldb = lda;
-    // At most 2^60 pairs (n1 n2 8-byte distances addressable; checked first: make_problem
-    // would name ldd, which two-body calls do not take).
+    // n1 n2 at most 2^60, n1 n1 with AUTO (n1 n2 8-byte distances addressable; checked
+    // first: make_problem would name ldd, which two-body calls do not take).
     int64_t prod = 0;
     if (n1 > 0 && n2 > 0 && (!mul_ok(n1, n2, &prod) || !mul_ok(prod, 8, &prod)))
-        fail(APAIRS_ERROR_OVERFLOW, "{} = {} * {} pairs: at most 2^60 pairs", pb.autopairs ? "n1 * n1" : "n1 * n2", n1,
-             n2);
+        fail(APAIRS_ERROR_OVERFLOW, "{} = {} * {}: past 2^60 (the limit on n1 * n2, n1 * n1 with AUTO)",
+             pb.autopairs ? "n1 * n1" : "n1 * n2", n1, n2);
     pb.pw = pairwise::make_problem(metric, p, dtype, n1, n2, d, lda, ldb, n2);
     return pb;
 }

@@ -1,7 +1,8 @@
 // The two-body rules on the host (internal, suite unit): the squared domain that the CUDA
 // engine uses for L2 histograms. sqrt_threshold(x) is the least s with sqrt(s) >= x, and
 // bins over those thresholds give every sum of squares the slot its square root gets
-// over the edges, from any first guess.
+// over the edges, from any first guess; the periodic box's minimum image lies within
+// half a side up to apairs.h's bound.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -71,4 +72,33 @@ TEMPLATE_TEST_CASE("bins in the squared domain give each sum of squares its squa
             CHECK(plain.fix(v, plain.guess(v)) == want);
         }
     }
+}
+
+// apairs.h's periodic box: |t'| <= L / 2 wherever |t| <= 2^21 L (F32; 2^50 L in F64), for
+// sides from 2^-20 to 2^20 and differences at every scale up to that bound, at whole and
+// half multiples of L and next to them.
+TEMPLATE_TEST_CASE("the minimum image is within half a side up to the header's bound", "[twobody][rules]", float,
+                   double) {
+    using T = TestType;
+    const int max_lg = sizeof(T) == 4 ? 21 : 50;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> lg_side(-20.0, 20.0), unit(-1.0, 1.0);
+    std::uniform_int_distribution<int> lg_t(-3, max_lg);
+    int64_t bad = 0;
+    for (int q = 0; q < 200000; ++q) {
+        const T side = static_cast<T>(std::exp2(lg_side(rng))), inv = T(1) / side, half = side * T(0.5);
+        const int k = lg_t(rng);
+        T t = static_cast<T>(unit(rng) * std::ldexp(double(side), k));
+        if (q % 4 == 1) t = static_cast<T>(std::nearbyint(double(t) / double(side))) * side;  // near a multiple
+        if (q % 4 == 2) {  // next to a half multiple
+            const T h = static_cast<T>((std::nearbyint(double(t) / double(side)) + 0.5) * double(side));
+            t = std::nextafter(h, q % 8 < 4 ? T(0) : std::numeric_limits<T>::infinity());
+        }
+        if (!(std::fabs(t) <= std::ldexp(side, max_lg))) continue;
+        const T r = min_image(t, side, inv);
+        if (!(r <= half && r >= -half)) {
+            if (++bad <= 5) WARN("t = " << t << ", side = " << side << ": t' = " << r);
+        }
+    }
+    CHECK(bad == 0);
 }
