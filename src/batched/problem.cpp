@@ -1,7 +1,6 @@
 #include "batched/problem.hpp"
 
 #include <cmath>
-#include <limits>
 
 namespace apairs::batched {
 namespace {
