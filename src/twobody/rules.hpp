@@ -202,7 +202,8 @@ APAIRS_HD T sub_product(T x, T y, T z) {
 // 1 / side rounded to T, each operation rounded in T; then, where the reciprocal's
 // rounding chose the wrong multiple (far from the origin, or t just past half a side),
 // one side more (exact: Sterbenz), so that |result| <= side / 2 wherever |t| <= 2^21
-// sides (F32; 2^50 in F64: |t - side q| <= side / 2 + 3 u |t| there; test_rules.cpp).
+// sides (F32; 2^50 in F64: to first order |t - side q| <= side / 2 + 3 u |t|, within
+// 3 side / 2 there; test_rules.cpp samples the bound).
 template <class T>
 APAIRS_HD T min_image(T t, T side, T inv_side) {
     T r = sub_product(t, side, rintv(t * inv_side));

@@ -418,48 +418,53 @@ TEMPLATE_TEST_CASE("batched getrf: between NaNs the first row is the pivot, what
 
 // getrs ignores pivot entries outside 1..n (apairs.h), whatever they are: a solve with
 // 0, -1, n + 1, INT32_MIN and INT32_MAX among its pivots gives the bits of the same solve
-// with those entries i + 1 (no interchange). Sizes in every CUDA model, both layouts.
+// with those entries i + 1 (no interchange). Sizes and right-hand sides in every CUDA
+// model (chunked: n <= 8 or nrhs > 8; rows: n = 9..32; stream: n > 32), both layouts.
 TEMPLATE_TEST_CASE("batched getrs: pivots outside 1..n are ignored", "[batched][lu]", float, double) {
     using T = TestType;
     const uint64_t seed = ref::fresh_seed();
     INFO("seed " << seed << ", backend " << test::backend_name());
     Rng rng(seed);
     Context ctx;
-    const int64_t batch = 29, nrhs = 2;
+    const int64_t batch = 29;
     const int32_t odd[] = {0, -1, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     for (int64_t n : {1, 3, 8, 9, 16, 31, 33, 64, 100})
-        for (const Layout l : {Layout{false, true, 1, 0}, Layout{true, false, 0, 2}}) {
-            INFO("n = " << n << ", " << l);
-            Batch<T> A(n, n, l, batch), B(n, nrhs, l, batch);
-            A.fill(rng);
-            B.fill(rng);
-            for (int64_t e = 0; e < batch; ++e)
-                for (int64_t i = 0; i < n; ++i) A.at(i, i, e) = T(n + 1);  // U well conditioned
-            std::vector<int32_t> wild(size_t(n * batch)), tame(size_t(n * batch));
-            for (int64_t e = 0; e < batch; ++e)
-                for (int64_t i = 0; i < n; ++i) {
-                    const size_t x = size_t(l.soa ? i * batch + e : e * n + i);
-                    const int64_t r = std::uniform_int_distribution<int64_t>(0, 5)(rng);
-                    // Half the entries out of range (n + 1 among them), the others in range.
-                    wild[x] = r < 4 ? odd[r] : r == 4 ? int32_t(n + 1) : int32_t(i + 1 + (n - 1 - i) / 2);
-                    tame[x] = r <= 4 ? int32_t(i + 1) : wild[x];
-                }
-            auto solve = [&](const std::vector<int32_t> &piv) {
-                Batch<T> X = B;
-                apairs_plan_t plan = nullptr;
-                APAIRS_REQUIRE_OK(apairs_plan_create_getrs_batched(
-                    &plan, ctx.h, ref::Type<T>::dtype, l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
-                    l.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR, APAIRS_OP_N, n, nrhs, A.ld, A.stride,
-                    X.ld, X.stride, batch));
-                const apairs_status_t st = apairs_plan_execute_getrs(plan, A.data(), piv.data(), X.data());
-                INFO(apairs_last_error());
-                apairs_plan_destroy(plan);
-                REQUIRE(st == APAIRS_SUCCESS);
-                return X.v;
-            };
-            const std::vector<T> got = solve(wild), want = solve(tame);
-            CHECK(same_bits(got.data(), want.data(), got.size() * sizeof(T)));
-        }
+        for (int64_t nrhs : {2, 9})
+            for (const Layout l : {Layout{false, true, 1, 0}, Layout{true, false, 0, 2}}) {
+                INFO("n = " << n << ", nrhs = " << nrhs << ", " << l);
+                Batch<T> A(n, n, l, batch), B(n, nrhs, l, batch);
+                A.fill(rng);
+                B.fill(rng);
+                for (int64_t e = 0; e < batch; ++e)
+                    for (int64_t i = 0; i < n; ++i) A.at(i, i, e) = T(n + 1);  // U well conditioned
+                std::vector<int32_t> wild(size_t(n * batch)), tame(size_t(n * batch));
+                for (int64_t e = 0; e < batch; ++e)
+                    for (int64_t i = 0; i < n; ++i) {
+                        const size_t x = size_t(l.soa ? i * batch + e : e * n + i);
+                        const int64_t r = std::uniform_int_distribution<int64_t>(0, 5)(rng);
+                        // Most entries out of range (n + 1 among them), the others in range.
+                        const int32_t in_range = int32_t(i + 1 + (n - 1 - i) / 2);
+                        wild[x] = r < 4 ? odd[r] : r == 4 ? int32_t(n + 1) : in_range;
+                        tame[x] = r <= 4 ? int32_t(i + 1) : wild[x];
+                    }
+                auto solve = [&](const std::vector<int32_t> &piv) {
+                    Batch<T> X = B;
+                    apairs_plan_t plan = nullptr;
+                    const int32_t layout = l.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
+                    const int32_t order = l.row_major ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR;
+                    APAIRS_REQUIRE_OK(apairs_plan_create_getrs_batched(&plan, ctx.h, ref::Type<T>::dtype, layout,
+                                                                       order, APAIRS_OP_N, n, nrhs, A.ld, A.stride,
+                                                                       X.ld, X.stride, batch));
+                    const apairs_status_t st =
+                        apairs_plan_execute_getrs(plan, A.data(), piv.data(), X.data());
+                    INFO(apairs_last_error());
+                    apairs_plan_destroy(plan);
+                    REQUIRE(st == APAIRS_SUCCESS);
+                    return X.v;
+                };
+                const std::vector<T> got = solve(wild), want = solve(tame);
+                CHECK(same_bits(got.data(), want.data(), got.size() * sizeof(T)));
+            }
 }
 
 TEST_CASE("batched getrf, getrs and gesv: every bad argument fails with its status and writes nothing",
