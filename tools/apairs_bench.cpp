@@ -58,10 +58,13 @@ spot check of 16 entries of D against a long-double reference (the error as a fr
 of the bound documented in apairs.h; 'CHECK FAILED' if it is exceeded).
 
 Cases (CUDA; n = 6000, or 2000 with --quick):
-  l1, l2, lp p=3, lp p=2.5, linf   float32  n x n d=5419
+  l1, l2, sqeuclidean, lp p=3, lp p=4, lp p=2.5, linf
+                                   float32  n x n d=5419 (peers: torch.cdist p=1, 2, 2, 3,
+                                   3, 2.5, inf; p=2's matrix-product path for sqeuclidean)
   lp p=2.7 (a general p: 2^(p log2 t))  float32  n x n d=5419 (peer: torch.cdist p=2.5)
   l1, l2                           float64  n x n d=5419
-  l1                               float32  n/3 x n/3 d=40000
+  l1                               float32  n/3 x n/3 d=40000, and d=5419 (the rate of
+                                   d=40000's shape at the d of the rows above)
   l1, l2                           float32  16384 x 16384 d=128
   dot, cosine (against the dot peer) float32  n x n d=5419
   dot tf32, cosine tf32            float32  n x n d=5419 (APAIRS_OPTION_TF32)
@@ -211,13 +214,16 @@ std::vector<Case> make_cases(bool quick, bool host) {
     };
     add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n, n, d);
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, n, n, d);
+    add("sqeuclidean", APAIRS_METRIC_SQEUCLIDEAN, 0, APAIRS_DTYPE_F32, n, n, d);
     add("lp p=3", APAIRS_METRIC_LP, 3.0, APAIRS_DTYPE_F32, n, n, d);
+    add("lp p=4", APAIRS_METRIC_LP, 4.0, APAIRS_DTYPE_F32, n, n, d);
     add("lp p=2.5", APAIRS_METRIC_LP, 2.5, APAIRS_DTYPE_F32, n, n, d);
     add("lp p=2.7", APAIRS_METRIC_LP, 2.7, APAIRS_DTYPE_F32, n, n, d);
     add("linf", APAIRS_METRIC_LINF, 0, APAIRS_DTYPE_F32, n, n, d);
     add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F64, n, n, d);
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F64, n, n, d);
     add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n / 3, n / 3, host ? 4000 : 40000);
+    add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, n / 3, n / 3, d);  // d = 40000's rate at its own n
     const int64_t big = host ? 2048 : 16384;
     add("l1", APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, big, big, 128);
     add("l2", APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, big, big, 128);
@@ -306,7 +312,8 @@ void check_entry(const Case &c, int64_t i, int64_t j, double got, Check &ck) {
         }
         switch (c.metric) {
         case APAIRS_METRIC_L1: acc += df; break;
-        case APAIRS_METRIC_L2: acc += df * df; break;
+        case APAIRS_METRIC_L2:
+        case APAIRS_METRIC_SQEUCLIDEAN: acc += df * df; break;
         case APAIRS_METRIC_LP: acc += std::pow(df, p); break;
         case APAIRS_METRIC_LINF: acc = std::max(acc, df); break;
         case APAIRS_METRIC_DOT:
