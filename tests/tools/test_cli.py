@@ -333,7 +333,7 @@ def test_sigterm(tmp):
 def run_bench(args, cwd, preexec=None):
     # Two cheap host cases (hamming 1024 x 1024 d=512, l1 333 x 333 d=4000): two rows
     # make the JSON longer than the 1024-byte file-size limit used below.
-    return subprocess.run([BENCH, "--backend", "host", "--quick", "--only", "hamming", "--only", "333x333"] + args,
+    return subprocess.run([BENCH, "--backend", "host", "--quick", "--only", "hamming", "--only", "333x333 d=4000"] + args,
                           cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec, timeout=300)
 
 
