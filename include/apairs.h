@@ -18,7 +18,8 @@
  * - Sizes, leading dimensions and indices are int64_t; enumerations are passed as
  *   int32_t so that the ABI does not depend on the compiler's enum width.
  * - Handles are pointers to incomplete structs: type(c_ptr) in Fortran, c_void_p in
- *   ctypes. Destroying NULL is a no-op.
+ *   ctypes. Destroying NULL is a no-op; destroying a handle twice is undefined (as
+ *   free).
  * - Every array an execute writes (D, C, y, out, B of the solves, A, ipiv and info of the
  *   factorisations, the two-body and genotype outputs) must not overlap any other array
  *   of the call, written or read, except where a function says so (B may be A). This is
@@ -98,7 +99,8 @@ APAIRS_API const char *apairs_status_string(apairs_status_t status);
  *  function, which argument, which value, what was expected. Every function that
  *  returns an apairs_status_t resets it, so it is "" after a success; the functions
  *  returning strings or the version leave it alone. The pointer is valid until the
- *  next status-returning call on this thread. Never NULL. */
+ *  next status-returning call on this thread, and for as long as the thread lives
+ *  (atexit handlers and static destructors included); at most 4095 bytes. Never NULL. */
 APAIRS_API const char *apairs_last_error(void);
 
 /* ------------------------------------------------------------------------ */
@@ -126,8 +128,9 @@ enum apairs_option_e {
      * arrays that live in host memory. Such a batch runs in chunks of elements that fit
      * (three in flight, on streams of their own, so that copies overlap kernels): a host
      * batch larger than device memory runs. 0 (the default): 192 MiB, or a quarter of
-     * the device's free memory when that is less. A whole number in [0, 2^53]; read
-     * when the plan is created (its description states the chunk). */
+     * the device's free memory when that is less; a chunk holds at least one element, so
+     * elements larger than a third of it take three elements' bytes. A whole number in
+     * [0, 2^53]; read when the plan is created (its description states the chunk). */
     APAIRS_OPTION_STAGING_BYTES = 3,
     /* Opt-in tensor-core math for F32 DOT and COSINE on CUDA: 1 lets their cuBLAS GEMM
      * run on the TF32 tensor cores (faster, less accurate: the bounds under "Metrics"),
@@ -330,9 +333,10 @@ APAIRS_API apairs_status_t apairs_plan_create_pairwise(apairs_plan_t *plan, apai
  *  when B is A) rounded up to 16 bytes, times d rounded up to 32, elements of the dtype;
  *  at most 1 GiB (larger problems run in chunks of rows, with the same results), or
  *  2 x 16 bytes of rows, 32 x (d rounded up to 32) bytes, where that is more; the double
- *  GEMM of float L2 / SQEUCLIDEAN (README) allocates B centred in double (at most 1 GiB,
- *  else the plan takes the tile kernels) and, a chunk of rows of A at a time, their
- *  centred copy and their products with B (at most 512 MiB each, or one row's).
+ *  GEMM of float L2 / SQEUCLIDEAN (README) allocates B centred in double with its norms
+ *  (at most 1 GiB, else the plan takes the tile kernels) and, a chunk of rows of A at a
+ *  time, their centred copy and their products with B (at most 512 MiB each, or one
+ *  row's).
  *  Errors from earlier asynchronous work on the stream may surface here as DEVICE. A
  *  staged call that fails has drained the stream before it returns, so no copy to or
  *  from the caller's arrays is still running. */
@@ -372,6 +376,16 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  * 16-byte boundaries (as cudaMalloc's are) let the CUDA kernels move 16 bytes of
  * consecutive elements at a time (the fastest; any stride >= batch and any alignment of
  * the dtype is correct). Fortran and LAPACK users pass ORDER_COL_MAJOR.
+ *
+ * Staging: on CUDA, operands in host memory go through device buffers, in chunks of
+ * elements (APAIRS_OPTION_STAGING_BYTES). An operand the call writes is copied back
+ * element by element, each element's whole extent: the entries of an element that the
+ * operation leaves alone (the padding between ld and the extent, the other triangle of
+ * a Cholesky factor, the B of a failed posv or gesv element) are written back with the
+ * values they held when the call began, so they are unchanged unless another thread
+ * writes them during the call. Nothing between elements is written (another operand
+ * may live there). Device arrays, and the HOST backend, write only the entries each
+ * operation names below, and read only those it needs.
  *
  * Accuracy: each entry is computed in the element type, its k products summed in order
  * (except on CUDA for AoS elements whose C is larger than 32 x 32, up to 64 x 64, with
@@ -842,7 +856,7 @@ enum apairs_genotype_missing_e {
  *                        are host memory (INVALID_POINTER when one is and one is not)
  *  @param[in]  genotypes n x d bytes, row i at genotypes + i * ld_genotypes; each 0, 1,
  *                        2 or `missing_value`
- *  @param[in]  n, d      rows and variants, >= 1
+ *  @param[in]  n, d      rows and variants, >= 1; d < 2^30
  *  @param[in]  ld_genotypes  >= d
  *  @param[in]  missing_value the byte that marks a missing call: 3 to 255
  *  @param[out] packed    n rows of ld_packed bytes; the first ceil(d / 4) bytes of each row
@@ -855,7 +869,8 @@ APAIRS_API apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void
                                                 int64_t ld_genotypes, int32_t missing_value, void *packed,
                                                 int64_t ld_packed);
 
-/** PLINK 1.9's missing-call weights of d variants from n packed rows (host memory):
+/** PLINK 1.9's missing-call weights of d variants (1 <= d < 2^30) from n >= 1 packed
+ *  rows, every array in host memory (device memory: INVALID_POINTER):
  *  f the frequency of allele A2 among the rows i with founders[i] != 0 (all rows when
  *  founders is NULL; 0.5 when none is called), then weights[k] as described above.
  *  @param[in]  founders  NULL, or n bytes (0: not a founder)

@@ -28,13 +28,11 @@ int64_t staged_bytes_per_element(const Operand &op) {
     return n > kCap / int64_t(op.elem) ? kCap : n * int64_t(op.elem);
 }
 
-// A written operand must be copied in first when it has entries the op does not write
-// (padding inside an element, or between AoS elements): the copy back returns them as
-// they were.
-bool has_gaps(const Matrix &m) {
-    const bool interior = m.extent() != m.rows * m.cols;
-    return interior || (!m.soa && m.stride > m.extent());
-}
+// A written operand must be copied in first when its elements hold entries the op does
+// not write (padding between ld and the extent): the copy back returns them as they were.
+// (What lies between AoS elements is neither copied in nor back: it may be another
+// operand's, as with {A, B} stored per element.)
+bool has_padding(const Matrix &m) { return m.extent() != m.rows * m.cols; }
 
 // The internal streams of a chunked run, joined to the caller's stream at the start and
 // drained on every exit (an exception included): no copy touches the caller's arrays
@@ -140,19 +138,27 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
     if (chunks > 1) streams = std::make_unique<Streams>(caller);
     auto stream_of = [&](int64_t i) { return streams ? (*streams)[i] : caller; };
 
-    // Where a host operand's chunk of c elements from e0 lies: AoS one run of the chunk's
-    // span; SoA each entry's run of c elements (packed on the device: batch stride c).
+    // Where a host operand's chunk of c elements from e0 lies, as rows of `width` bytes,
+    // `upitch` apart in the caller's array and `dpitch` apart in the device buffer. SoA:
+    // each entry's run of c elements (packed on the device: batch stride c). AoS: the
+    // device keeps the element stride (the kernels' layout); copied in as one run of the
+    // chunk's span (what lies between elements read along, never used), copied back
+    // (`out`) element by element, each its extent, so that nothing between elements is
+    // written (it may be another operand's, as with {A, B} stored per element).
+    // `bytes`: the device buffer's size.
     struct Box {
         char *user;
-        int64_t rows, width, pitch;
+        int64_t rows, width, upitch, dpitch, bytes;
     };
-    auto box = [&](int k, int64_t e0, int64_t c) {
+    auto box = [&](int k, int64_t e0, int64_t c, bool out) {
         const Matrix &m = ops[k].m;
         const int64_t es = int64_t(ops[k].elem);
         char *base = static_cast<char *>(const_cast<void *>(arrays[k]));
-        const int64_t width = (m.soa ? c : (c - 1) * m.stride + m.extent()) * es;
-        const int64_t rows = m.soa ? m.extent() : 1;  // (one row: no pitch, whatever the stride)
-        return Box{base + (m.soa ? e0 : e0 * m.stride) * es, rows, width, rows > 1 ? m.stride * es : width};
+        if (m.soa) return Box{base + e0 * es, m.extent(), c * es, m.stride * es, c * es, m.extent() * c * es};
+        char *const user = base + e0 * m.stride * es;
+        const int64_t bytes = ((c - 1) * m.stride + m.extent()) * es;
+        if (!out || m.stride == m.extent() || c == 1) return Box{user, 1, bytes, bytes, bytes, bytes};
+        return Box{user, c, m.extent() * es, m.stride * es, m.stride * es, bytes};
     };
     // Every allocation first (one set of device buffers per stream in flight, each for the
     // largest chunk; the copies allocate nothing): one that fails does so before any copy
@@ -162,9 +168,8 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
     for (int s = 0; s < sets; ++s)
         for (int k = 0; k < count; ++k)
             if (host[size_t(k)]) {
-                const Box b = box(k, 0, chunk);
                 buffers[size_t(s * count + k)] =
-                    std::make_unique<StreamBuffer>(size_t(b.rows) * size_t(b.width), stream_of(s));
+                    std::make_unique<StreamBuffer>(size_t(box(k, 0, chunk, false).bytes), stream_of(s));
             }
 
     // Chunk i on stream i % 3: copies in, the op's kernels, then the copies out of chunk
@@ -175,8 +180,8 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
         const int64_t e0 = i * chunk, c = std::min(chunk, batch - e0);
         for (int k = 0; k < count; ++k)
             if (host[size_t(k)] && ops[k].write) {
-                const Box b = box(k, e0, c);
-                copy_rows(b.user, b.pitch, buffers[size_t(int(i % sets) * count + k)]->get(), b.width, b.width,
+                const Box b = box(k, e0, c, true);
+                copy_rows(b.user, b.upitch, buffers[size_t(int(i % sets) * count + k)]->get(), b.dpitch, b.width,
                           b.rows, cudaMemcpyDeviceToHost, stream_of(i), ops[k].name);
             }
     };
@@ -197,9 +202,9 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
             mats[size_t(k)] = sub, ptrs[size_t(k)] = dev;
             // A written operand is copied in too when the op reads it or leaves entries
             // unwritten (padding): the copy back then returns them as they were.
-            if (op.read || has_gaps(op.m)) {
-                const Box b = box(k, e0, c);
-                copy_rows(dev, b.width, b.user, b.pitch, b.width, b.rows, cudaMemcpyHostToDevice, stream_of(i),
+            if (op.read || has_padding(op.m)) {
+                const Box b = box(k, e0, c, false);
+                copy_rows(dev, b.dpitch, b.user, b.upitch, b.width, b.rows, cudaMemcpyHostToDevice, stream_of(i),
                           ops[k].name);
             }
         }

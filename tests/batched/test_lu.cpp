@@ -4,7 +4,8 @@
 // rule on ties, solve residuals against the backward-error bound, LAPACK's info for an
 // exactly singular element and a NaN element mixed into a batch, gesv leaving B of those
 // untouched, every output written and the padding untouched; the pivot rule between NaNs
-// of any payload, and getrs ignoring pivots outside 1..n.
+// of any payload, getrs ignoring pivots outside 1..n, and gesv and posv on A and B
+// interleaved in one array.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -464,6 +465,71 @@ TEMPLATE_TEST_CASE("batched getrs: pivots outside 1..n are ignored", "[batched][
                 };
                 const std::vector<T> got = solve(wild), want = solve(tame);
                 CHECK(same_bits(got.data(), want.data(), got.size() * sizeof(T)));
+            }
+}
+
+// gesv and posv on elements stored as {A, B, a gap} in one array (A at e * S, B right after
+// it: a Fortran array of a derived type), staged on CUDA in chunks of a few elements: the
+// bits of the same calls on A and B in arrays of their own, and the gaps untouched. (The
+// staged copy back used to write each chunk's span whole, so B's copy put the old A back
+// over every element of a chunk but its last.)
+TEMPLATE_TEST_CASE("batched gesv and posv: A and B interleaved in one array", "[batched][lu][potrf]", float, double) {
+    using T = TestType;
+    const int32_t dtype = ref::Type<T>::dtype, aos = APAIRS_LAYOUT_AOS, row = APAIRS_ORDER_ROW_MAJOR;
+    Context ctx;
+    REQUIRE(apairs_context_set_option(ctx.h, APAIRS_OPTION_STAGING_BYTES, 8192) == APAIRS_SUCCESS);
+    Rng rng(20261201);
+    std::uniform_real_distribution<double> u(-1, 1);
+    const T gap = T(12345.5);
+    for (const int64_t n : {2, 5, 9, 17, 33})
+        for (const int64_t nrhs : {1, 3})
+            for (const bool posv : {false, true}) {
+                const int64_t batch = 23, nn = n * n, nb = n * nrhs, S = nn + nb + 1;
+                INFO((posv ? "posv" : "gesv") << " n " << n << " nrhs " << nrhs << " batch " << batch);
+                // Symmetric, diagonal n + 1 (positive definite by Gershgorin, so nonsingular).
+                std::vector<T> a(size_t(batch * nn)), b(size_t(batch * nb)), one(size_t(batch * S), gap);
+                for (int64_t e = 0; e < batch; ++e) {
+                    for (int64_t i = 0; i < n; ++i)
+                        for (int64_t j = 0; j <= i; ++j)
+                            a[size_t(e * nn + i * n + j)] = a[size_t(e * nn + j * n + i)] =
+                                i == j ? T(n + 1) : T(u(rng));
+                    for (int64_t x = 0; x < nb; ++x) b[size_t(e * nb + x)] = T(u(rng));
+                    std::memcpy(&one[size_t(e * S)], &a[size_t(e * nn)], size_t(nn) * sizeof(T));
+                    std::memcpy(&one[size_t(e * S + nn)], &b[size_t(e * nb)], size_t(nb) * sizeof(T));
+                }
+                auto run = [&](T *A, int64_t sa, T *B, int64_t sb, std::vector<int32_t> &ipiv,
+                               std::vector<int32_t> &info) {
+                    apairs_plan_t plan = nullptr;
+                    apairs_status_t st;
+                    if (posv) {
+                        APAIRS_REQUIRE_OK(apairs_plan_create_posv_batched(&plan, ctx.h, dtype, aos, row,
+                                                                          APAIRS_UPLO_LOWER, n, nrhs, n, sa, nrhs, sb,
+                                                                          batch));
+                        st = apairs_plan_execute_posv(plan, A, B, info.data());
+                    } else {
+                        APAIRS_REQUIRE_OK(apairs_plan_create_gesv_batched(&plan, ctx.h, dtype, aos, row, n, nrhs, n,
+                                                                          sa, nrhs, sb, batch));
+                        st = apairs_plan_execute_gesv(plan, A, ipiv.data(), B, info.data());
+                    }
+                    INFO(apairs_last_error());
+                    apairs_plan_destroy(plan);
+                    REQUIRE(st == APAIRS_SUCCESS);
+                };
+                std::vector<int32_t> ipiv1(size_t(batch * n), 0), info1(size_t(batch), -1);
+                std::vector<int32_t> ipiv2(size_t(batch * n), 0), info2(size_t(batch), -1);
+                run(a.data(), nn, b.data(), nb, ipiv1, info1);
+                run(one.data(), S, one.data() + nn, S, ipiv2, info2);
+                CHECK(info1 == std::vector<int32_t>(size_t(batch), 0));
+                CHECK(info2 == info1);
+                if (!posv) CHECK(ipiv2 == ipiv1);
+                int64_t wrong = 0, gaps = 0;
+                for (int64_t e = 0; e < batch; ++e) {
+                    wrong += !same_bits(&one[size_t(e * S)], &a[size_t(e * nn)], size_t(nn) * sizeof(T));
+                    wrong += !same_bits(&one[size_t(e * S + nn)], &b[size_t(e * nb)], size_t(nb) * sizeof(T));
+                    gaps += !same_bits(&one[size_t(e * S + nn + nb)], &gap, sizeof(T));
+                }
+                CHECK(wrong == 0);
+                CHECK(gaps == 0);
             }
 }
 
