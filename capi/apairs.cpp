@@ -5,9 +5,8 @@
 // calling convention hands over (out-arguments, handles, arrays) are checked here.
 #include "apairs.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <initializer_list>
 #include <limits>
@@ -50,25 +49,35 @@ using apairs::require;
 
 namespace {
 
-thread_local std::string last_error;
+// The per-thread message: a fixed buffer, trivially destructible, so that it outlives the
+// thread's thread_local destructors (an atexit handler or a static destructor may still
+// call in after them), and filled without allocating (a failure for want of memory is
+// still named). Messages are cut at kErrorBytes - 1 bytes.
+constexpr size_t kErrorBytes = 4096;
+thread_local char last_error[kErrorBytes];
+
+template <class... Args>
+void set_error(const char *format, Args... args) noexcept {
+    std::snprintf(last_error, sizeof last_error, format, args...);
+}
 
 template <class F>
 apairs_status_t guarded(const char *fn, F &&body) noexcept {
     try {
-        last_error.clear();
+        last_error[0] = '\0';
         body();
         return APAIRS_SUCCESS;
     } catch (const Error &e) {
-        try { last_error = fmt::format("{}: {}", fn, e.what()); } catch (...) {}
+        set_error("%s: %s", fn, e.what());
         return e.status;
     } catch (const std::bad_alloc &) {
-        try { last_error = fmt::format("{}: out of host memory", fn); } catch (...) {}
+        set_error("%s: out of host memory", fn);
         return APAIRS_ERROR_OUT_OF_MEMORY;
     } catch (const std::exception &e) {
-        try { last_error = fmt::format("{}: internal error: {}", fn, e.what()); } catch (...) {}
+        set_error("%s: internal error: %s", fn, e.what());
         return APAIRS_ERROR_INTERNAL;
     } catch (...) {
-        try { last_error = fmt::format("{}: internal error: unknown exception", fn); } catch (...) {}
+        set_error("%s: internal error: unknown exception", fn);
         return APAIRS_ERROR_INTERNAL;
     }
 }
@@ -118,7 +127,7 @@ const char *apairs_status_string(apairs_status_t status) {
     return "unknown status";
 }
 
-const char *apairs_last_error(void) { return last_error.c_str(); }
+const char *apairs_last_error(void) { return last_error; }
 
 apairs_status_t apairs_cuda_device_count(int32_t *count) {
     return guarded(__func__, [&] {

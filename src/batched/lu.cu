@@ -313,7 +313,9 @@ __global__ void LU_THREAD_MAXNREG(T, N) getrf_thread_kernel(const GetrfArgs<T> g
     T *const my = sh + lane * ES;
     const int64_t per_block = int64_t(teams) * EPT;
     // SoA: logical (i, k) of element e at p + e + i is + k ks, walked by pointer steps.
-    const int64_t rs = g.a.ld * g.a.stride, is = g.a.row_major ? rs : g.a.stride, ks = g.a.row_major ? g.a.stride : rs;
+    // (n = 1: ld * stride may pass 64 bits, validation bounding only the entries that exist)
+    const int64_t rs = N > 1 ? g.a.ld * g.a.stride : 0, is = g.a.row_major ? rs : g.a.stride,
+                  ks = g.a.row_major ? g.a.stride : rs;
     auto soa_walk = [&](int64_t e, auto &&f) {
         T *pi = g.a.p + e;
 #pragma unroll

@@ -76,12 +76,14 @@ Matrix pivots(bool soa, int64_t n, int64_t batch) {
     return operand(soa, false, n, 1, n, soa ? batch : n, batch, sizeof(int32_t), "n", "ipiv");
 }
 
+// Returns v rounded to the dtype, so that every later test of it (beta = 0: C is not read,
+// nor staged in) sees what the arithmetic uses (an f32 beta of 1e-46 is 0).
 double finite_scalar(int32_t dtype, double v, const char *name) {
     // Finite once rounded to the dtype (a double a little past FLT_MAX rounds to it).
     if (!(dtype == APAIRS_DTYPE_F32 ? std::isfinite(static_cast<float>(v)) : std::isfinite(v)))
         fail(APAIRS_ERROR_INVALID_VALUE, "{} = {}: expected a finite {} number", name, v,
              dtype == APAIRS_DTYPE_F32 ? "f32" : "f64");
-    return v;
+    return dtype == APAIRS_DTYPE_F32 ? double(static_cast<float>(v)) : v;
 }
 
 // The solves' checks, shared with the fused ops (posv, gesv) that name themselves in errors.
@@ -153,8 +155,8 @@ GemmProblem make_gemm_problem(int32_t dtype, int32_t layout, int32_t order, int3
     check_size(n, kMaxGemmSize, "n");
     check_size(k, kMaxGemmSize, "k");
     // alpha and beta are used in the element type: they must be finite there.
-    finite_scalar(dtype, alpha, "alpha");
-    finite_scalar(dtype, beta, "beta");
+    alpha = finite_scalar(dtype, alpha, "alpha");
+    beta = finite_scalar(dtype, beta, "beta");
     require_at_least(batch, 1, "batch");
     pb.m = m, pb.n = n, pb.k = k, pb.alpha = alpha, pb.beta = beta, pb.batch = batch;
     const bool soa = layout == APAIRS_LAYOUT_SOA, row = order == APAIRS_ORDER_ROW_MAJOR;

@@ -1038,7 +1038,12 @@ Op op_of(const GemvProblem &pb) {
     int64_t ar = pb.a.row_major ? pb.a.ld : 1, ac = pb.a.row_major ? 1 : pb.a.ld;
     if (pb.trans) std::swap(ar, ac);
     o.rows_contiguous = ac == 1 && (ar != 1 || o.cols >= o.rows);
-    if (o.soa) ar *= pb.a.stride, ac *= pb.a.stride;
+    // (SoA: a dimension of extent 1 may have ld * stride past 64 bits, since validation
+    // bounds only the entries that exist; its stride is never stepped, so 0 stands in.)
+    if (o.soa) {
+        if (__builtin_mul_overflow(ar, pb.a.stride, &ar)) ar = 0;
+        if (__builtin_mul_overflow(ac, pb.a.stride, &ac)) ac = 0;
+    }
     o.ar = ar, o.ac = ac, o.ae = pb.a.stride, o.xe = pb.x.stride, o.batch = pb.batch;
     return o;
 }

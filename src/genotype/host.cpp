@@ -11,6 +11,7 @@
 
 #include "genotype/dispatch.hpp"
 #include "genotype/planes.hpp"
+#include "host/host.hpp"
 
 namespace apairs::genotype {
 
@@ -226,6 +227,11 @@ void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t l
     require(packed, "packed");
     require(weights, "weights");
     require_rows(n, d, ld, packed_bytes(d), "ld");
+    {  // (host memory only: this function has no CUDA form)
+        const void *arrays[] = {packed, weights, founders};
+        static const char *const names[] = {"packed", "weights", "founders"};
+        host::require_host_memory(arrays, names, founders ? 3 : 2, "the weights are computed on the host");
+    }
     // Per variant: the called founders and the copies of A2 among them, counted a byte
     // (four variants) at a time through tables of four 16-bit fields, flushed before a
     // field can overflow; OpenMP over byte columns.

@@ -28,14 +28,13 @@ int thread_index() {
 #endif
 }
 
-void require_host_memory(const void *const *arrays, const char *const *names, int count) {
+void require_host_memory(const void *const *arrays, const char *const *names, int count, const char *why) {
 #if APAIRS_HAVE_CUDA
     for (int k = 0; k < count; ++k)
         if (cuda::is_device_pointer(arrays[k]))
-            fail(APAIRS_ERROR_INVALID_POINTER, "{} is CUDA device memory, but the plan's backend is host",
-                 names[k]);
+            fail(APAIRS_ERROR_INVALID_POINTER, "{} is CUDA device memory, but {}", names[k], why);
 #else
-    (void)arrays, (void)names, (void)count;
+    (void)arrays, (void)names, (void)count, (void)why;
 #endif
 }
 

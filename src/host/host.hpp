@@ -12,7 +12,9 @@ int resolve_threads(int requested);
 int thread_index();
 
 // Throws INVALID_POINTER when one of the `count` arrays is CUDA device memory (a CUDA
-// build asks the runtime; without CUDA nothing can be told and nothing is checked).
-void require_host_memory(const void *const *arrays, const char *const *names, int count);
+// build asks the runtime; without CUDA nothing can be told and nothing is checked);
+// `why` ends the message.
+void require_host_memory(const void *const *arrays, const char *const *names, int count,
+                         const char *why = "the plan's backend is host");
 
 }  // namespace apairs::host

@@ -336,17 +336,18 @@ __global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_
 }
 
 // Float L2 and SQEUCLIDEAN through a double GEMM (FP64 tensor cores on sm_80 and later):
-// rows centred on A's first row and converted to double (exact: a difference of two
-// floats), s = |a|^2 + |b|^2 - 2 a.b in double, whose error is at most (2d + 16) u_d
-// (|a|^2 + |b|^2) for any summation order (u_d = 2^-53; the GEMM's and the norms' gamma_d,
-// the two additions, the centring). Where that bound is above 2^-30 s (tau below), or any
+// rows centred on A's first row in double (one rounding each: a difference of two floats
+// is exact in double only where their exponents lie within some 29 binades), s = |a|^2 +
+// |b|^2 - 2 a.b in double, whose error is at most (2d + 16) u_d (|a|^2 + |b|^2) for any
+// summation order (u_d = 2^-53; the GEMM's and the norms' gamma_d, the two additions, the
+// centring's roundings: each perturbs |a - b|^2 by at most 4 u_d (|a|^2 + |b|^2)). Where that bound is above 2^-30 s (tau below), or any
 // of the three is not finite, the pair is recomputed directly in double from the float
 // rows (d u_d <= 2^-31 for d <= 2^22). So s is within 2^-30 of the exact sum of squares,
 // and the one rounding to float (after the square root for L2) makes the result's
 // relative error at most 2^-24 + 2^-30.
 constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's d u_d <= 2^-31
 constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of a chunk's centred rows, and of its GEMM output, at most
-constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double, at most
+constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double and its norms, at most
 
 // Y[i][k] = X[i][k] - c[k] in double for k < d, 0 for d <= k < ldy (rows of ldy, a
 // multiple of 32 dimensions: aligned rows for the GEMM, whose sums the zeros leave alone).
@@ -522,7 +523,8 @@ CudaConfig plan_cuda(const Problem &pb, int device, double occupancy_target, boo
         const int64_t chunks = (pb.n1 + most - 1) / most;
         cfg.l2_rows = (pb.n1 + chunks - 1) / chunks;
         if (pb.d > kGemmL2MaxDims) cfg.gemm_unavailable = "d above 2^22 (the recomputation's bound)";
-        else if (pb.n2 * dp * 8 > kGemmL2MaxB) cfg.gemm_unavailable = "B in double above 1 GiB";
+        else if (pb.n2 > kGemmL2MaxB / (8 * (dp + 1)))  // (the buffer wb below: n2 (dp + 1) doubles)
+            cfg.gemm_unavailable = "B in double, with its norms, above 1 GiB";
         else if (!cuda::Gemm::fits(cfg.l2_rows, pb.n2, dp, dp, dp, pb.n2))
             cfg.gemm_unavailable = "a size beyond cuBLAS's 32-bit arguments";
         else cfg.gemm = cuda::Gemm::create(device, &cfg.gemm_unavailable);

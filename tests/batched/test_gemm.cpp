@@ -340,6 +340,19 @@ TEST_CASE("batched gemm: alpha and beta are taken in the element type", "[batche
     APAIRS_REQUIRE_OK(apairs_plan_execute_gemm(plan, &a, &b, &c));
     CHECK(std::fabs(c - 0.1) < 1e-16);
     apairs_plan_destroy(plan);
+    // An f32 beta of 1e-46 is 0 once rounded: the plan says beta = 0 (so C is neither read
+    // nor, on CUDA, staged in), and C's NaN stays out of the result.
+    plan = nullptr;
+    APAIRS_REQUIRE_OK(apairs_plan_create_gemm_batched(&plan, ctx.h, APAIRS_DTYPE_F32, 1, 1, 0, 0, 1, 1, 1, 2, 1e-46, 1,
+                                                      1, 1, 1, 1, 1, 1));
+    char text[4096];
+    int64_t length = 0;
+    APAIRS_REQUIRE_OK(apairs_plan_describe(plan, text, sizeof text, &length));
+    CHECK(std::string(text).find(",beta=0") != std::string::npos);
+    float af = 3, bf = 5, cf = std::nanf("");
+    APAIRS_REQUIRE_OK(apairs_plan_execute_gemm(plan, &af, &bf, &cf));
+    CHECK(cf == 30.0f);
+    apairs_plan_destroy(plan);
 }
 
 TEST_CASE("batched gemm: every bad argument fails with its status, a message, and writes nothing",

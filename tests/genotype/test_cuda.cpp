@@ -135,6 +135,19 @@ TEST_CASE("genotype on CUDA: apairs_genotype_pack on the device equals the host'
     for (uint8_t v : got) CHECK(v == 0x5A);
     // One array on the device, the other on the host.
     CHECK(apairs_genotype_pack(cu, dg, n, d, ldg, 200, got.data(), ldp) == APAIRS_ERROR_INVALID_POINTER);
+    // The missing-call weights take host memory only: device arrays are refused, nothing
+    // written (they were read and written in place, a crash on a GPU-only pointer).
+    std::vector<uint32_t> weights(size_t(d), 0xA5A5A5A5u);
+    CHECK(apairs_genotype_missing_weights(dp, n, d, ldp, nullptr, weights.data()) == APAIRS_ERROR_INVALID_POINTER);
+    CHECK(std::string(apairs_last_error()).find("packed") != std::string::npos);
+    CHECK(apairs_genotype_missing_weights(want.data(), n, d, ldp, dg, weights.data()) ==
+          APAIRS_ERROR_INVALID_POINTER);
+    for (uint32_t w : weights) CHECK(w == 0xA5A5A5A5u);
+    uint32_t *dw = nullptr;
+    cuda_ok(cudaMalloc(&dw, size_t(d) * sizeof(uint32_t)));
+    CHECK(apairs_genotype_missing_weights(want.data(), n, d, ldp, nullptr, dw) == APAIRS_ERROR_INVALID_POINTER);
+    CHECK(apairs_genotype_missing_weights(want.data(), n, d, ldp, nullptr, weights.data()) == APAIRS_SUCCESS);
+    cudaFree(dw);
     cudaFree(dg), cudaFree(dp);
     apairs_context_destroy(host);
     apairs_context_destroy(cu);

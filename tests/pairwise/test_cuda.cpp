@@ -431,21 +431,23 @@ TEST_CASE("APAIRS_OPTION_TF32: float DOT and COSINE on the TF32 tensor cores kee
 }
 
 // The double GEMM's scratch stays within what apairs.h states: each chunk's centred rows
-// of A and its products with B at most 512 MiB (or one row's), B centred at most 1 GiB
-// (else the tile kernels). Plans only: nothing is allocated for A.
+// of A and its products with B at most 512 MiB (or one row's), B centred with its norms
+// at most 1 GiB (else the tile kernels; n2 = 131072 at d = 1024 is 2^30 bytes of B alone,
+// 130944 the most that fit with the norms). Plans only: nothing is allocated for A.
 TEST_CASE("float L2 through the double GEMM keeps its scratch within apairs.h's bounds", "[cuda]") {
     struct Shape {
         int64_t n1, n2, d;
     };
     for (const Shape sh : {Shape{1000000, 64, 8192}, Shape{300000, 4, 1000}, Shape{5000, 1000000, 300},
-                           Shape{3, 2, 1 << 22}, Shape{70000, 70000, 256}}) {
+                           Shape{3, 2, 1 << 22}, Shape{70000, 70000, 256}, Shape{3, 131072, 1024},
+                           Shape{3, 130944, 1024}}) {
         INFO("n1 " << sh.n1 << ", n2 " << sh.n2 << ", d " << sh.d);
         const apairs::pairwise::Problem pb =
             apairs::pairwise::make_problem(APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, sh.n1, sh.n2, sh.d, sh.d, sh.d, sh.n2);
         const apairs::pairwise::CudaConfig cfg = apairs::pairwise::plan_cuda(pb, 0, 0);
         INFO("cuBLAS: " << (cfg.gemm ? cfg.gemm->library() : "unavailable: " + cfg.gemm_unavailable));
         const int64_t dp = (sh.d + 31) / 32 * 32, mib = int64_t(1) << 20;
-        if (sh.n2 * dp * 8 > 1024 * mib) {
+        if (sh.n2 * (dp + 1) * 8 > 1024 * mib) {
             CHECK(cfg.gemm == nullptr);
             CHECK(cfg.l2_rows == 0);
             continue;
