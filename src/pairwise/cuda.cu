@@ -340,11 +340,12 @@ __global__ void cosine_finish(T *__restrict__ D, int64_t ldd, int64_t n1, int64_
 // is exact in double only where their exponents lie within some 29 binades), s = |a|^2 +
 // |b|^2 - 2 a.b in double, whose error is at most (2d + 16) u_d (|a|^2 + |b|^2) for any
 // summation order (u_d = 2^-53; the GEMM's and the norms' gamma_d, the two additions, the
-// centring's roundings: each perturbs |a - b|^2 by at most 4 u_d (|a|^2 + |b|^2)). Where that bound is above 2^-30 s (tau below), or any
-// of the three is not finite, the pair is recomputed directly in double from the float
-// rows (d u_d <= 2^-31 for d <= 2^22). So s is within 2^-30 of the exact sum of squares,
-// and the one rounding to float (after the square root for L2) makes the result's
-// relative error at most 2^-24 + 2^-30.
+// centring's roundings: together they perturb |a - b|^2 by at most 4 u_d (|a|^2 +
+// |b|^2)). Where that bound is above 2^-30 s (tau below), or any of the three is not
+// finite, the pair is recomputed directly in double from the float rows (d u_d <= 2^-31
+// for d <= 2^22). So s is within 2^-30 of the exact sum of squares, and the one rounding
+// to float (after the square root for L2) makes the result's relative error at most
+// 2^-24 + 2^-30.
 constexpr int64_t kGemmL2MaxDims = int64_t(1) << 22;     // the recomputation's d u_d <= 2^-31
 constexpr int64_t kGemmL2Chunk = int64_t(512) << 20;     // bytes of a chunk's centred rows, and of its GEMM output, at most
 constexpr int64_t kGemmL2MaxB = int64_t(1) << 30;        // bytes of B in double and its norms, at most
