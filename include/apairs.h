@@ -378,14 +378,15 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  * the dtype is correct). Fortran and LAPACK users pass ORDER_COL_MAJOR.
  *
  * Staging: on CUDA, operands in host memory go through device buffers, in chunks of
- * elements (APAIRS_OPTION_STAGING_BYTES). An operand the call writes is copied back
- * element by element, each element's whole extent: the entries of an element that the
- * operation leaves alone (the padding between ld and the extent, the other triangle of
- * a Cholesky factor, the B of a failed posv or gesv element) are written back with the
- * values they held when the call began, so they are unchanged unless another thread
- * writes them during the call. Nothing between elements is written (another operand
- * may live there). Device arrays, and the HOST backend, write only the entries each
- * operation names below, and read only those it needs.
+ * elements (APAIRS_OPTION_STAGING_BYTES). An operand is copied in as its chunk's whole
+ * span (what lies between elements is read along, never used) and, when the call writes
+ * it, copied back element by element, each element's whole extent: the entries of an
+ * element that the operation leaves alone (the padding between ld and the extent, the
+ * other triangle of a Cholesky factor, the B of a failed posv or gesv element) are
+ * written back with the values they held when the call began, so they are unchanged
+ * unless another thread writes them during the call. Nothing between elements is
+ * written (another operand may live there). Device arrays, and the HOST backend, have
+ * only the entries each operation names below written.
  *
  * Accuracy: each entry is computed in the element type, its k products summed in order
  * (except on CUDA for AoS elements whose C is larger than 32 x 32, up to 64 x 64, with
