@@ -789,10 +789,8 @@ APAIRS_API apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const voi
  * is fine. Rows are `ld` bytes apart (ld >= ceil(d / 4); any alignment). Which allele
  * is counted does not matter: every metric below is unchanged, bit for bit, when A1 and
  * A2 swap (WEIGHTED with the same weights). The weights apairs_genotype_missing_weights
- * (below) computes from the swapped rows are the same up to rounding (f (1 - f) (f^2 - f +
- * 1) is symmetric in f, its floating-point value nearly so), with one exception that is
- * PLINK's: a variant where every called allele is A2 (f = 1) weighs 1, one where every
- * called allele is A1 (f = 0) weighs 0.
+ * (below) computes from the swapped rows are the same up to rounding (it takes the major
+ * allele's frequency, whichever allele that is).
  *
  * Metrics, for rows a and b, over the variants k where neither a_k nor b_k is missing
  * (n_k = 1 there, else 0); N = sum n_k is the number of variants called in both:
@@ -821,8 +819,8 @@ APAIRS_API apairs_status_t apairs_plan_execute_knn(apairs_plan_t plan, const voi
  * where w_k are per-variant weights (uint32), W = sum w_k and w_miss(a, b) the sum of w_k
  * over the variants missing in a or in b. PLINK 1.9 weights a missing call by the
  * distance it would expect there under Hardy-Weinberg: w_k proportional to
- * f (1 - f) (f^2 - f + 1) for the allele frequency f of variant k among the founders (and
- * 1 when f = 1, 0 when f = 0), rounded to integers that sum to just under 2^32;
+ * f (1 - f) (f^2 - f + 1) for the frequency f >= 0.5 of variant k's major allele among
+ * the founders (and 1 when f = 1), rounded to integers that sum to just under 2^32;
  * apairs_genotype_missing_weights computes them. When no call is missing both scales are
  * exactly 1 (c is then PLINK's integer count). A pair with N = 0 gives NaN (0 * inf):
  * PLINK prints "nan" there.
@@ -873,12 +871,11 @@ APAIRS_API apairs_status_t apairs_genotype_pack(apairs_context_t ctx, const void
 /** PLINK 1.9's missing-call weights of d variants (1 <= d < 2^30) from n >= 1 packed
  *  rows, every array in host memory (device memory: INVALID_POINTER):
  *  f the frequency of allele A2 among the rows i with founders[i] != 0 (all rows when
- *  founders is NULL; 0.5 when none is called), then weights[k] as described above.
+ *  founders is NULL; 0.5 when none is called), replaced by 1 - f when below 0.5 (the
+ *  major allele's frequency: PLINK 1.9 without --keep-allele-order), then weights[k] as
+ *  described above. A cohort where every variant is fixed (f = 1) gets equal weights.
  *  @param[in]  founders  NULL, or n bytes (0: not a founder)
- *  @param[out] weights   d uint32_t values, written only on success
- *  Fails with INVALID_VALUE when every weight is 0 (at every variant the called alleles
- *  are all A1, f = 0): the WEIGHTED scaling is then undefined. A cohort where every
- *  variant has f = 1 gets equal weights. */
+ *  @param[out] weights   d uint32_t values, written only on success */
 APAIRS_API apairs_status_t apairs_genotype_missing_weights(const void *packed, int64_t n, int64_t d, int64_t ld,
                                                            const void *founders, void *weights);
 

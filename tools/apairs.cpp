@@ -57,11 +57,12 @@ on apairs give the same files.
                    square matrices as float64). Each file comes with its .id file
                    (FID and IID per line). bin, bin4 and gz are not supported.
   --out PREFIX     output prefix (default plink)
-Variants on X, Y and MT are left out, as PLINK does; missing-call weights are
-computed from the founders' allele frequencies (both parents 0 in the .fam). All
-files appear whole or not at all: a malformed fileset (bad magic bytes, an
-individual-major .bed, a .bed whose size does not match the .bim and .fam) writes
-nothing. --backend and --threads apply; the other options do not.
+Variants on X, Y and MT and at negative positions are left out, as PLINK does;
+missing-call weights are computed from the founders' major-allele frequencies (both
+parents 0 in the .fam). All files appear whole or not at all: a fileset PLINK
+refuses (bad magic bytes, an individual-major .bed, a .bed whose size does not match
+the .bim and .fam, an invalid chromosome code or bp position, an IID of 0, fewer than
+2 samples) writes nothing. --backend and --threads apply; the other options do not.
 
 Options:
   --metric M       l1 | l2 | sqeuclidean | lp | linf | dot | cosine | hamming
@@ -481,8 +482,8 @@ int run_plink(const Options &o) {
         fail("out of host memory reading the fileset");
     }
     const int64_t n = fs.samples, d = int64_t(fs.kept.size());
-    fmt::print("input: {}: {} samples, {} variants ({} left out: X, Y, MT), read in {:.3f} ms\n", o.bfile, n,
-               fs.variants_in_file, fs.variants_in_file - d, ms_since(t_read));
+    fmt::print("input: {}: {} samples, {} variants ({} left out: X, Y, MT, negative positions), read in {:.3f} ms\n",
+               o.bfile, n, fs.variants_in_file, fs.variants_in_file - d, ms_since(t_read));
 
     apairs_context_t raw_ctx = nullptr;
     CHECK_API(apairs_context_create, &raw_ctx, backend, o.device);

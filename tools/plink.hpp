@@ -1,8 +1,9 @@
 // plink.hpp: PLINK 1 filesets and PLINK 1.9's --distance text, for the apairs command
 // line (apairs --bfile PREFIX --distance ...).
 //
-//   read_fileset(prefix)   .bed (SNP-major), .bim, .fam -> samples x autosomal variants,
-//                          packed sample-major in libapairs' genotype layout (apairs.h)
+//   read_fileset(prefix)   .bed (SNP-major), .bim, .fam -> samples x the variants PLINK 1.9
+//                          uses for distances, packed sample-major in libapairs' genotype
+//                          layout (apairs.h); what PLINK refuses is refused
 //   append_g(s, x)         x as PLINK 1.9 prints a double in its text outputs
 //
 // Header-only, C++17, standard library only. Errors are thrown as plink::Error with a
@@ -10,7 +11,7 @@
 #ifndef APAIRS_TOOLS_PLINK_HPP
 #define APAIRS_TOOLS_PLINK_HPP
 
-#include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -28,72 +29,154 @@ struct Error : std::runtime_error {
 
 struct Fileset {
     int64_t samples = 0;
-    int64_t variants_in_file = 0;             // lines of the .bim
-    std::vector<int64_t> kept;                // indices of the autosomal variants, in order
+    int64_t variants_in_file = 0;             // variant lines of the .bim (= rows of the .bed)
+    std::vector<int64_t> kept;                // indices of the variants that enter distances, in order
     std::vector<std::string> fid, iid;        // from the .fam
     std::vector<uint8_t> founders;            // both parents "0"
     int64_t ld = 0;                           // bytes per packed sample row
     std::vector<uint8_t> packed;              // samples x ld: the kept variants, sample-major
 };
 
-// The whitespace-separated fields of a line.
-inline std::vector<std::string> fields(const std::string &line) {
-    std::vector<std::string> out;
-    std::istringstream in(line);
-    for (std::string f; in >> f;) out.push_back(f);
-    return out;
-}
+// A line of a .fam or .bim that PLINK 1.9 reads: its number in the file (counting every
+// line, as PLINK's messages do) and its whitespace-separated fields.
+struct Line {
+    size_t number;
+    std::vector<std::string> fields;
+};
 
-// PLINK 1.9 leaves X, Y and MT out of distance calculations (XY, the pseudo-autosomal
-// region, stays): human chromosome codes, with or without a "chr" prefix.
-inline bool autosomal(std::string chrom) {
-    for (char &c : chrom) c = char(std::toupper(static_cast<unsigned char>(c)));
-    if (chrom.rfind("CHR", 0) == 0) chrom = chrom.substr(3);
-    return !(chrom == "X" || chrom == "23" || chrom == "Y" || chrom == "24" || chrom == "MT" || chrom == "M" ||
-             chrom == "26");
-}
-
-// The lines of a .fam or .bim that PLINK 1.9 reads: blank lines and comments (first
-// non-blank character '#', anywhere in the file) are skipped, as PLINK skips them.
-inline std::vector<std::string> read_lines(const std::string &path) {
+// The lines PLINK 1.9 reads: blank lines and comments (first non-blank character '#',
+// anywhere in the file) are skipped, as PLINK skips them; "#CHROM" header lines go to
+// *headers when it is given.
+inline std::vector<Line> read_lines(const std::string &path, std::vector<Line> *headers = nullptr) {
     std::ifstream in(path);
     if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        const size_t first = line.find_first_not_of(" \t");
-        if (first != std::string::npos && line[first] != '#') lines.push_back(line);
+    std::vector<Line> lines;
+    size_t number = 0;
+    for (std::string text; std::getline(in, text);) {
+        ++number;
+        Line line{number, {}};
+        std::istringstream words(text);
+        for (std::string f; words >> f;) line.fields.push_back(f);
+        if (line.fields.empty()) continue;
+        if (headers && line.fields[0] == "#CHROM") headers->push_back(std::move(line));
+        else if (line.fields[0][0] != '#') lines.push_back(std::move(line));
     }
     if (in.bad()) throw Error(path + ": read error");
     return lines;
 }
 
+inline std::string line_of(const std::string &path, const Line &line) {
+    return path + ": line " + std::to_string(line.number);
+}
+
+// PLINK 1.9's chromosome codes for its default (human) species, as get_chrom_code_raw and
+// get_chrom_code read them: an optional "chr" prefix, then 0 to 26 in one or two digits
+// ("01" is 1), X, Y, XY, MT or M, or the Oxford spellings 0X, 0Y and 0M; letters in any
+// case. Returns 0 (unplaced) to 22, 23 (X), 24 (Y), 25 (XY) or 26 (MT); -1 for anything
+// else (27 and up, contig names), which PLINK refuses as an "Invalid chromosome code".
+inline int chrom_code(const std::string &name) {
+    std::string c;
+    for (char ch : name) c += ch >= 'a' && ch <= 'z' ? char(ch - 'a' + 'A') : ch;
+    if (c.rfind("CHR", 0) == 0) c.erase(0, 3);
+    const auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+    if (c.size() == 1 && digit(c[0])) return c[0] - '0';
+    if (c.size() == 2 && digit(c[0]) && digit(c[1])) {
+        const int code = 10 * (c[0] - '0') + (c[1] - '0');
+        return code <= 26 ? code : -1;
+    }
+    if (c == "X" || c == "0X") return 23;
+    if (c == "Y" || c == "0Y") return 24;
+    if (c == "XY") return 25;
+    if (c == "M" || c == "MT" || c == "0M") return 26;
+    return -1;
+}
+
+// PLINK 1.9 leaves X, Y and MT out of distance calculations (conditional_allocate_non_
+// autosomal_markers); XY (pseudo-autosomal) and 0 (unplaced) stay.
+inline bool autosomal(int code) { return code != 23 && code != 24 && code != 26; }
+
+// A bp coordinate as PLINK 1.9 reads it (scan_int_abs_defcap): an optional '+' or '-',
+// then digits, read up to the first non-digit ("12abc" is 12, "1.5" is 1), at most
+// 2147483646 in magnitude. False for anything else ("abc", "-", "--1").
+inline bool parse_bp(const std::string &s, int64_t &bp) {
+    size_t i = s[0] == '+' || s[0] == '-' ? 1 : 0;
+    if (i == s.size() || s[i] < '0' || s[i] > '9') return false;
+    int64_t v = 0;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i)
+        if ((v = 10 * v + (s[i] - '0')) > 2147483646) return false;
+    bp = s[0] == '-' ? -v : v;
+    return true;
+}
+
 inline Fileset read_fileset(const std::string &prefix) {
     Fileset fs;
     const std::string bed = prefix + ".bed", bim = prefix + ".bim", fam = prefix + ".fam";
-    const std::vector<std::string> fam_lines = read_lines(fam);
-    for (size_t i = 0; i < fam_lines.size(); ++i) {
-        const std::vector<std::string> f = fields(fam_lines[i]);
+    for (const Line &line : read_lines(fam)) {
+        const std::vector<std::string> &f = line.fields;
         if (f.size() < 6)
-            throw Error(fam + ": line " + std::to_string(i + 1) + " has " + std::to_string(f.size()) +
+            throw Error(line_of(fam, line) + " has " + std::to_string(f.size()) +
                         " fields; a .fam line has 6 (FID IID father mother sex phenotype)");
+        // PLINK 1.9 (load_fam): "Invalid IID '0'"; "0" stands for a missing parent.
+        if (f[1] == "0") throw Error(line_of(fam, line) + ": invalid IID '0' (PLINK 1.9 refuses it)");
         fs.fid.push_back(f[0]);
         fs.iid.push_back(f[1]);
         fs.founders.push_back(f[2] == "0" && f[3] == "0");
     }
     fs.samples = int64_t(fs.fid.size());
-    if (fs.samples == 0) throw Error(fam + ": no samples");
-    const std::vector<std::string> bim_lines = read_lines(bim);
+    // PLINK 1.9: "At least 2 people required for pairwise analysis."
+    if (fs.samples < 2)
+        throw Error(fam + ": " + std::to_string(fs.samples) + (fs.samples == 1 ? " sample" : " samples") +
+                    "; --distance needs at least 2");
+
+    std::vector<Line> headers;
+    const std::vector<Line> bim_lines = read_lines(bim, &headers);
+    // PLINK 1.9 (load_bim) takes the layout from a "#CHROM ID [CM] POS ALT REF" header
+    // line or, with none before it, from the first variant line: with a sixth field it
+    // is chromosome ID cM position A1 A2, else (five fields) chromosome ID position A1
+    // A2. Later lines need only the fields up to the position (--distance reads neither
+    // the cM column nor the alleles).
+    bool has_cm = !bim_lines.empty() && bim_lines[0].fields.size() >= 6;
+    if (headers.size() > 1) throw Error(line_of(bim, headers[1]) + ": a second #CHROM header line");
+    for (const Line &header : headers) {
+        std::vector<std::string> f = header.fields;
+        const bool cm = f.size() > 2 && f[2] == "CM";
+        if (cm) f.erase(f.begin() + 2);
+        if (f.size() < 5 || f[1] != "ID" || f[2] != "POS" || f[3] != "ALT" || f[4] != "REF")
+            throw Error(line_of(bim, header) +
+                        ": unsupported column order (PLINK 1.9 reads #CHROM ID [CM] POS ALT REF)");
+        if (cm || (!bim_lines.empty() && header.number < bim_lines[0].number)) has_cm = cm;
+    }
+    const size_t pos_field = has_cm ? 3 : 2;
+    std::vector<bool> seen(27);
+    int prev = -1;
     for (size_t k = 0; k < bim_lines.size(); ++k) {
-        const std::vector<std::string> f = fields(bim_lines[k]);
-        if (f.size() < 6)
-            throw Error(bim + ": line " + std::to_string(k + 1) + " has " + std::to_string(f.size()) +
-                        " fields; a .bim line has 6 (chromosome ID cM position A1 A2)");
-        if (autosomal(f[0])) fs.kept.push_back(int64_t(k));
+        const Line &line = bim_lines[k];
+        const std::vector<std::string> &f = line.fields;
+        if (f.size() < (k == 0 ? 5 : pos_field + 1))
+            throw Error(line_of(bim, line) + " has " + std::to_string(f.size()) +
+                        " fields; a .bim line has 6 (chromosome ID cM position A1 A2) or 5 (no cM)");
+        const int chrom = chrom_code(f[0]);
+        if (chrom < 0)
+            throw Error(line_of(bim, line) + ": invalid chromosome code '" + f[0] +
+                        "' (PLINK 1.9's human codes: 0-26, X, Y, XY, MT, optionally with 'chr')");
+        // PLINK 1.9 refuses a chromosome in two separate runs unless it is only sorting
+        // the fileset (--make-bed).
+        if (chrom != prev && seen[size_t(chrom)])
+            throw Error(line_of(bim, line) + ": chromosome '" + f[0] +
+                        "' is split (not in one run of lines); PLINK 1.9 refuses that: sort the fileset with "
+                        "plink --bfile " + prefix + " --make-bed");
+        seen[size_t(chrom)] = true;
+        prev = chrom;
+        int64_t bp = 0;
+        if (!parse_bp(f[pos_field], bp))
+            throw Error(line_of(bim, line) + ": invalid bp coordinate '" + f[pos_field] + "'");
+        // PLINK 1.9 excludes variants with a negative bp position.
+        if (bp >= 0 && autosomal(chrom)) fs.kept.push_back(int64_t(k));
     }
     fs.variants_in_file = int64_t(bim_lines.size());
     if (fs.variants_in_file == 0) throw Error(bim + ": no variants");
-    if (fs.kept.empty()) throw Error(bim + ": no autosomal variants (PLINK leaves X, Y and MT out of distances)");
+    if (fs.kept.empty())
+        throw Error(bim + ": no variants left (PLINK leaves out X, Y, MT and negative bp positions from distances)");
 
     std::FILE *f = std::fopen(bed.c_str(), "rb");
     if (!f) throw Error(bed + ": cannot open: " + std::strerror(errno));

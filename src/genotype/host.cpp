@@ -276,21 +276,21 @@ void missing_weights_host(const uint8_t *packed, int64_t n, int64_t d, int64_t l
         }
         flush();
     }
-    // Frequency of A2 among the founders: copies / (2 called), 0.5 when none is called;
-    // then PLINK 1.9's expected-distance weight, scaled to sum to just under 2^32 and
-    // rounded (its operations, in its order).
+    // Frequency of A2 among the founders: copies / (2 called), 0.5 when none is called,
+    // taken as the major allele's (1 - f below 0.5: PLINK 1.9 without
+    // --keep-allele-order, whose A1 is then the minor allele); then PLINK 1.9's
+    // expected-distance weight, scaled to sum to just under 2^32 and rounded (its
+    // operations, in its order). Every raw weight is positive (1 at a fixed variant).
     std::vector<double> raw(static_cast<size_t>(d));
     double total = 0;
     for (int64_t k = 0; k < d; ++k) {
         const int64_t alleles = 2 * called[size_t(k)];
         double f = alleles ? double(copies[size_t(k)]) / double(alleles) : 0.5;
-        if (f != 0.0 && f != 1.0) f = f * (1.0 - f) * (f * f - f + 1);
+        if (f < 0.5) f = 1.0 - f;
+        if (f != 1.0) f = f * (1.0 - f) * (f * f - f + 1);
         raw[size_t(k)] = f;
         total += f;
     }
-    if (!(total > 0))
-        fail(APAIRS_ERROR_INVALID_VALUE,
-             "packed: every variant's called alleles among the founders are all A1 (f = 0): every weight would be 0");
     const double scale = (4294967296.0 - double(d)) / total;
     for (int64_t k = 0; k < d; ++k) weights[k] = uint32_t(raw[size_t(k)] * scale + 0.5);
 }

@@ -62,7 +62,8 @@ Cohort make_cohort(Rng &rng, int64_t n, int64_t d, double miss, int64_t pad = 3)
 // PLINK .bed code of variant k of row i, straight from the bytes.
 int code_at(const Cohort &c, int64_t i, int64_t k) { return (c.packed[size_t(i * c.ld + k / 4)] >> (2 * (k % 4))) & 3; }
 
-// The reference weights (apairs.h, PLINK 1.9's formula) from the unpacked genotypes.
+// The reference weights (apairs.h, PLINK 1.9's formula: the major allele's frequency)
+// from the unpacked genotypes.
 std::vector<uint32_t> reference_weights(const Cohort &c) {
     std::vector<double> raw(static_cast<size_t>(c.d));
     double total = 0;
@@ -74,7 +75,8 @@ std::vector<uint32_t> reference_weights(const Cohort &c) {
             alleles += 2, copies += g;
         }
         double f = alleles ? double(copies) / double(alleles) : 0.5;
-        if (f != 0.0 && f != 1.0) f = f * (1.0 - f) * (f * f - f + 1);
+        if (f < 0.5) f = 1.0 - f;
+        if (f != 1.0) f = f * (1.0 - f) * (f * f - f + 1);
         raw[size_t(k)] = f;
         total += f;
     }
@@ -161,13 +163,12 @@ void check_metric(int32_t metric, int32_t missing, const Cohort &A, const Cohort
 void check_all(const Cohort &A, const Cohort &B, bool same, int threads) {
     // Weights from A's rows (any weights will do for B's rows too).
     std::vector<uint32_t> w(static_cast<size_t>(A.d));
-    const apairs_status_t st = apairs_genotype_missing_weights(A.packed.data(), A.n, A.d, A.ld, nullptr, w.data());
-    const bool have_weights = st == APAIRS_SUCCESS;
-    if (have_weights) CHECK(w == reference_weights(A));
+    APAIRS_REQUIRE_OK(apairs_genotype_missing_weights(A.packed.data(), A.n, A.d, A.ld, nullptr, w.data()));
+    CHECK(w == reference_weights(A));
     for (int32_t m : kCountMetrics) check_metric<int32_t>(m, 0, A, B, same, w, threads);
     for (int32_t m : kPlinkMetrics) {
         check_metric<double>(m, APAIRS_GENOTYPE_MISSING_FLAT, A, B, same, w, threads);
-        if (have_weights) check_metric<double>(m, APAIRS_GENOTYPE_MISSING_WEIGHTED, A, B, same, w, threads);
+        check_metric<double>(m, APAIRS_GENOTYPE_MISSING_WEIGHTED, A, B, same, w, threads);
     }
 }
 
@@ -384,13 +385,11 @@ TEST_CASE("genotype: every bad argument gets its status, a message, and writes n
            APAIRS_ERROR_NULL_POINTER, pk, "ctx");
     for (uint8_t v : out) CHECK(v == 0x5A);
 
-    // Weights: monomorphic-at-0 variants only (every call g = 0) give no weight at all.
+    // Weights: bad arguments write nothing.
     std::vector<uint8_t> zeros(size_t(5 * 37), 0), zpacked(size_t(5 * rb));
     APAIRS_REQUIRE_OK(apairs_genotype_pack(ctx, zeros.data(), 5, 37, 37, kMiss, zpacked.data(), rb));
     std::vector<uint32_t> wout(37, 77);
     const char *mw = "apairs_genotype_missing_weights";
-    expect(call([&] { return apairs_genotype_missing_weights(zpacked.data(), 5, 37, rb, nullptr, wout.data()); }),
-           APAIRS_ERROR_INVALID_VALUE, mw, "all A1 (f = 0)");
     expect(call([&] { return apairs_genotype_missing_weights(nullptr, 5, 37, rb, nullptr, wout.data()); }),
            APAIRS_ERROR_NULL_POINTER, mw, "packed");
     expect(call([&] { return apairs_genotype_missing_weights(zpacked.data(), 5, 37, rb, nullptr, nullptr); }),
@@ -398,6 +397,10 @@ TEST_CASE("genotype: every bad argument gets its status, a message, and writes n
     expect(call([&] { return apairs_genotype_missing_weights(zpacked.data(), 5, 37, rb - 1, nullptr, wout.data()); }),
            APAIRS_ERROR_INVALID_VALUE, mw, "ld");
     for (uint32_t v : wout) CHECK(v == 77);
+    // Every variant fixed for A1 (every call g = 0): f = 0 is taken as the major allele's
+    // f = 1 (PLINK 1.9 without --keep-allele-order), so every weight is the same.
+    APAIRS_REQUIRE_OK(apairs_genotype_missing_weights(zpacked.data(), 5, 37, rb, nullptr, wout.data()));
+    CHECK(wout == std::vector<uint32_t>(37, uint32_t((4294967296.0 - 37.0) / 37.0 + 0.5)));
     // Founders: only the marked rows count.
     const std::vector<uint8_t> founders = {0, 1, 0, 1, 1};
     APAIRS_REQUIRE_OK(apairs_genotype_missing_weights(c.packed.data(), 5, 37, c.ld, founders.data(), wout.data()));
@@ -412,8 +415,8 @@ TEST_CASE("genotype: swapping A1 and A2 changes no metric", "[genotype]") {
     // apairs.h: which allele is counted does not matter. Every count and FLAT metric of the
     // swapped rows (g -> 2 - g, missing kept) equals the original bit for bit, and so does
     // WEIGHTED with the same weights; apairs_genotype_missing_weights of the swapped rows
-    // gives the same weights up to the rounding of f's polynomial at the variants with
-    // 0 < f < 1 (there are no others here: every variant holds both alleles).
+    // gives the same weights up to the rounding of the major allele's frequency (exactly
+    // the same at the variants fixed for either allele, which are here too).
     const uint64_t seed = ref::fresh_seed();
     INFO("seed " << seed);
     Rng rng(seed);
@@ -428,13 +431,18 @@ TEST_CASE("genotype: swapping A1 and A2 changes no metric", "[genotype]") {
         return s;
     };
     Cohort A = make_cohort(rng, 23, 301, 0.1), B = make_cohort(rng, 17, 301, 0.1, 0);
-    for (int64_t k = 0; k < A.d; ++k) A.g[size_t(k)] = 0, A.g[size_t(A.d + k)] = 2;  // both alleles everywhere
+    // Variants 0-9 fixed for A1 (g = 0 where called), 10-19 for A2 (g = 2).
+    for (int64_t i = 0; i < A.n; ++i)
+        for (int64_t k = 0; k < 20; ++k)
+            if (A.g[size_t(i * A.d + k)] != kMiss) A.g[size_t(i * A.d + k)] = k < 10 ? 0 : 2;
     A = swapped(swapped(A));  // (repacked)
     const Cohort As = swapped(A), Bs = swapped(B);
     std::vector<uint32_t> w(size_t(A.d)), ws(size_t(A.d));
     APAIRS_REQUIRE_OK(apairs_genotype_missing_weights(A.packed.data(), A.n, A.d, A.ld, nullptr, w.data()));
     APAIRS_REQUIRE_OK(apairs_genotype_missing_weights(As.packed.data(), As.n, As.d, As.ld, nullptr, ws.data()));
     for (size_t k = 0; k < w.size(); ++k) CHECK(std::fabs(double(w[k]) - double(ws[k])) <= 1e-9 * double(w[k]) + 1);
+    for (size_t k = 0; k < 20; ++k) CHECK(w[k] == ws[k]);
+    CHECK(w[0] == w[10]);  // fixed either way: the same weight
     apairs_context_t ctx = nullptr;
     APAIRS_REQUIRE_OK(apairs_context_create(&ctx, test::backend(), 0));
     auto run = [&](int32_t metric, int32_t missing, const Cohort &a, const Cohort &b, size_t bytes) {

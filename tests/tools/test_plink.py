@@ -11,15 +11,22 @@ Checks: on PLINK --dummy cohorts of awkward sizes (2 to 130 samples, 1 to 2053
 variants) with 0, 5 and 30 % missing calls, every shape (square, square0, triangle)
 and every matrix (allele-ct, ibs, 1-ibs), weighted and flat-missing: our .dist, .mibs,
 .mdist and .id files equal PLINK's byte for byte; with variants on X, Y, MT and XY and
-with non-founders (parents in the .fam); with comment lines in the .fam and .bim; the
-IBS0 / IBS1 / IBS2 counts of the library
-equal those of PLINK's --genome full; one sample gives "0"; malformed filesets (bad
-magic bytes, individual-major .bed, a .bed size that does not match the .bim and .fam,
-a short .fam line) fail with a message and write nothing, leaving older files as they
-were.
+with non-founders (parents in the .fam); with comment lines in the .fam and .bim; with
+A1 the major allele, some variants with no A2 among the founders, 5-10 % missing
+(PLINK's missing-call weights); with .bim files as PLINK reads them (negative bp
+positions left out, a 5-column .bim, a #CHROM header line, every spelling of the
+chromosome codes, bp fields like "+7" or "12abc"); the IBS0 / IBS1 / IBS2 counts of the
+library equal those of PLINK's --genome full. Where PLINK refuses a fileset, apairs
+refuses it too, with a message, writing nothing and leaving older files as they were:
+invalid chromosome codes ("contig7", "27"), invalid bp coordinates, a split chromosome,
+too few .bim fields, #CHROM header lines it does not read, an IID of "0", fewer than 2
+samples, no variants left. Malformed filesets (bad magic bytes, individual-major .bed,
+a .bed size that does not match the .bim and .fam, a short .fam line) fail in the same
+way.
 """
 import ctypes
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -28,6 +35,8 @@ import tempfile
 APAIRS = os.path.abspath(sys.argv[1])
 LIB = os.path.abspath(sys.argv[2])
 PLINK = sys.argv[3] if len(sys.argv) > 3 else (shutil.which("plink1.9") or shutil.which("plink"))
+
+SQUARE_ALL = ["square", "allele-ct", "ibs", "1-ibs"]  # every matrix, weighted (the default)
 
 failures = []
 checks = 0
@@ -184,11 +193,145 @@ def test_comment_lines(tmp):
     compare(tmp, name, ["square", "ibs", "allele-ct"], "comment lines in the .fam and .bim")
 
 
-def test_one_sample(tmp):
-    name = dummy(tmp, "one", 1, 9, 0, 3)
-    r = run([APAIRS, "--bfile", name, "--distance", "square", "ibs", "--out", "one_a"], tmp)
-    check(r.returncode == 0 and open(os.path.join(tmp, "one_a.mibs")).read() == "1\n", "one sample: 1",
-          r.stderr.decode())
+def write_fileset(tmp, name, G, fam=None, bim=None):
+    """A fileset from G[i][k], sample i's count of A2 alleles at variant k (0, 1, 2, or
+    None for a missing call). fam: rows of 6 fields (default: founders f<i> i<i>); bim:
+    lines (default: chromosome 1, six columns, A1 = A, A2 = C)."""
+    n, m = len(G), len(G[0]) if G else 0
+    fam = [[f"f{i}", f"i{i}", "0", "0", "1", "-9"] for i in range(n)] if fam is None else fam
+    bim = [f"1\tv{k}\t0\t{k + 1}\tA\tC" for k in range(m)] if bim is None else bim
+    with open(os.path.join(tmp, name + ".fam"), "w") as f:
+        f.write("".join(" ".join(row) + "\n" for row in fam))
+    with open(os.path.join(tmp, name + ".bim"), "w") as f:
+        f.write("".join(line + "\n" for line in bim))
+    code = {0: 0, 1: 2, 2: 3, None: 1}  # .bed: 00 hom A1, 10 het, 11 hom A2, 01 missing
+    stride = (n + 3) // 4
+    bed = bytearray(b"\x6c\x1b\x01")
+    for k in range(m):
+        row = bytearray(stride)
+        for i in range(n):
+            row[i // 4] |= code[G[i][k]] << (2 * (i % 4))
+        bed += row
+    with open(os.path.join(tmp, name + ".bed"), "wb") as f:
+        f.write(bed)
+    return name
+
+
+def genotypes(n, m, miss, seed):
+    rng = random.Random(seed)
+    G = [[None] * m for _ in range(n)]
+    for k in range(m):
+        q = rng.random()
+        for i in range(n):
+            if rng.random() >= miss:
+                G[i][k] = (rng.random() < q) + (rng.random() < q)
+    return G
+
+
+def both_fail(tmp, bfile, what, words):
+    """PLINK refuses the fileset: apairs must refuse it too, with a message containing
+    words, writing nothing and leaving an older output as it was."""
+    mods = ["square", "ibs", "allele-ct"]
+    r = run([PLINK, "--bfile", bfile, "--distance"] + mods + ["--out", "p_" + bfile], tmp)
+    check(r.returncode != 0, f"{what}: PLINK accepts it, so the case is wrong", r.stdout.decode()[-300:])
+    for f in os.listdir(tmp):
+        if f.startswith("old."):
+            os.remove(os.path.join(tmp, f))
+    with open(os.path.join(tmp, "old.dist"), "w") as f:
+        f.write("old\n")
+    before = sorted(os.listdir(tmp))
+    a = run([APAIRS, "--bfile", bfile, "--distance"] + mods + ["--out", "old"], tmp)
+    err = a.stderr.decode()
+    check(a.returncode == 1 and words in err, f"{what}: apairs exit 1 naming the problem",
+          f"exit {a.returncode}: {err}")
+    check(sorted(os.listdir(tmp)) == before, f"{what}: apairs wrote nothing", f"{set(os.listdir(tmp)) ^ set(before)}")
+    check(open(os.path.join(tmp, "old.dist")).read() == "old\n", f"{what}: old output kept")
+
+
+def test_major_a1(tmp):
+    """A1 the major allele (PLINK flips the frequency to the major allele for its
+    missing-call weights), some variants with every founder call A1 (A2 frequency 0
+    among the founders, though non-founders carry A2), 5-10 % missing calls."""
+    rng = random.Random(23)
+    n, m = 41, 300
+    G = [[None] * m for _ in range(n)]
+    for k in range(m):
+        q = 0.0 if k % 6 == 0 else rng.uniform(0.01, 0.45)  # A2 frequency among the founders
+        miss = rng.uniform(0.05, 0.10)
+        for i in range(n):
+            p = 0.3 if (i < 6 and q == 0.0) else q  # samples 0-5 are not founders
+            if rng.random() >= miss:
+                G[i][k] = (rng.random() < p) + (rng.random() < p)
+    fam = [[f"f{i}", f"i{i}", "0", "0", str(1 + i % 2), "-9"] for i in range(n)]
+    for i in range(6):
+        fam[i][2], fam[i][3] = "i6", "i7"
+    name = write_fileset(tmp, "major", G, fam)
+    what = "A1 major, A2 absent from the founders on some variants"
+    compare(tmp, name, SQUARE_ALL, what + ", " + " ".join(SQUARE_ALL))
+    compare(tmp, name, [], what + ", --distance (defaults)")
+
+
+def test_bim_rules(tmp):
+    """The .bim as PLINK 1.9 reads it (load_bim, get_chrom_code_raw)."""
+    n, m = 13, 48
+    G = genotypes(n, m, 0.08, 31)
+    six = [f"1\tv{k}\t0\t{k + 1}\tA\tC" for k in range(m)]
+
+    # Negative bp positions: left out. "+7", "12abc", "1.5" and "-0" are read as 7, 12,
+    # 1 and 0 (PLINK reads digits up to the first non-digit).
+    bim = list(six)
+    for k in range(0, m, 5):
+        bim[k] = f"1\tv{k}\t0\t-{k + 1}\tA\tC"
+    for k, pos in ((1, "+7"), (2, "12abc"), (3, "1.5"), (4, "-0"), (6, "-2147483646")):
+        bim[k] = f"1\tv{k}\t0\t{pos}\tA\tC"
+    bim[7] = "1\tv7\t0\t8"  # later lines need only the fields up to the position
+    compare(tmp, write_fileset(tmp, "negpos", G, bim=bim), SQUARE_ALL, "negative bp positions left out")
+
+    # Five columns (no cM): PLINK sees no sixth field on the first variant line.
+    bim = [f"1\tv{k}\t{-(k + 1) if k % 7 == 3 else k + 1}\tA\tC" for k in range(m)]
+    compare(tmp, write_fileset(tmp, "five", G, bim=["# a comment"] + bim), SQUARE_ALL, "5-column .bim")
+
+    # A "#CHROM ID POS ALT REF" header sets the layout: no cM column, so on these
+    # six-field lines PLINK reads the position from the third field (0), not the fourth.
+    bim = ["#CHROM\tID\tPOS\tALT\tREF"] + [f"1\tv{k}\t0\t{-(k + 1) if k % 3 else k + 1}\tA\tC" for k in range(m)]
+    compare(tmp, write_fileset(tmp, "header", G, bim=bim), SQUARE_ALL, "#CHROM header without CM")
+
+    # Chromosome codes, each chromosome in one run of lines: 0 (unplaced) and XY stay,
+    # 0X, 0Y and 0M (Oxford) are X, Y and MT and are left out, as X, Y and MT are.
+    runs = [["00", "0"], ["chr1", "Chr01", "1"], ["02"], ["0x", "X", "chrX", "23"], ["3"], ["0Y", "y", "24"],
+            ["xy", "chrXY", "25"], ["0m", "MT", "chrM", "26"], ["chr22", "22"]]
+    codes = [c for run in runs for c in run]
+    bim = [f"{codes[k * len(codes) // m]}\tv{k}\t0\t{k + 1}\tA\tC" for k in range(m)]
+    fam = [[f"f{i}" if i else "0", f"i{i}", "0", "0", "1", "-9"] for i in range(n)]  # an FID "0" is allowed
+    compare(tmp, write_fileset(tmp, "codes", G, fam, bim), SQUARE_ALL, "chromosome codes 00, chr1, 0X, 0Y, xy, 0m...")
+
+    # What PLINK refuses.
+    def fail(what, bim, words):
+        both_fail(tmp, write_fileset(tmp, "refused", G, bim=bim), what, words)
+
+    for code in ("contig7", "27", "chr", "0MT", "chrchr1", "X1"):
+        fail(f"chromosome code '{code}'", six[:20] + [f"{code}\tv20\t0\t21\tA\tC"] + six[21:], "chromosome code")
+    for pos in ("abc", "2147483647", "--1", "-"):
+        fail(f"bp coordinate '{pos}'", six[:5] + [f"1\tv5\t0\t{pos}\tA\tC"] + six[6:], "bp coordinate")
+    fail("split chromosome", [f"{1 + k // 10 % 2}\tv{k}\t0\t{k + 1}\tA\tC" for k in range(m)], "split")
+    fail("first .bim line with 4 fields", ["1\tv0\t0\t1"] + six[1:], "has 4 fields")
+    fail(".bim line with 3 fields", six[:9] + ["1\tv9\t0"] + six[10:], "has 3 fields")
+    fail("#CHROM header in PLINK 2's column order", ["#CHROM\tPOS\tID\tREF\tALT"] + six, "column order")
+    header = "#CHROM\tID\tCM\tPOS\tALT\tREF"
+    fail("two #CHROM header lines", [header] + six[:3] + [header] + six[3:], "#CHROM")
+    fail("every variant negative or on X",
+         [f"1\tv{k}\t0\t-{k + 1}\tA\tC" if k < m // 2 else f"X\tv{k}\t0\t{k + 1}\tA\tC" for k in range(m)],
+         "no variants left")
+
+
+def test_fam_rules(tmp):
+    G = genotypes(5, 20, 0.05, 41)
+    fam = [[f"f{i}", f"i{i}", "0", "0", "1", "-9"] for i in range(5)]
+    fam[3][1] = "0"
+    both_fail(tmp, write_fileset(tmp, "iid0", G, fam), "IID '0'", "IID '0'")
+    both_fail(tmp, write_fileset(tmp, "one", G[:1]), "one sample", "at least 2")
+    write_fileset(tmp, "nobody", [], [], [f"1\tv{k}\t0\t{k + 1}\tA\tC" for k in range(20)])
+    both_fail(tmp, "nobody", "no samples", "at least 2")
 
 
 def test_malformed(tmp):
@@ -236,7 +379,9 @@ def main():
         test_dummies(tmp)
         test_chromosomes_and_founders(tmp)
         test_comment_lines(tmp)
-        test_one_sample(tmp)
+        test_major_a1(tmp)
+        test_bim_rules(tmp)
+        test_fam_rules(tmp)
         test_malformed(tmp)
     print(f"{checks} checks, {len(failures)} failed")
     return 1 if failures else 0
