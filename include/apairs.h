@@ -398,7 +398,8 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  * |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
  * roundoff of the dtype. alpha and beta are rounded to the dtype (and must be finite
  * there); a beta that is 0 after rounding never reads C (C may hold NaN or be
- * uninitialised).
+ * uninitialised). An alpha that is 0 after rounding never reads A or B, as in BLAS: C =
+ * beta C exactly (+0 where beta is 0 too), whatever A and B hold (NaN included).
  * Only the m x n entries of each C element are written: never the padding between ld
  * and the extent, nor between elements.
  *
@@ -466,8 +467,9 @@ APAIRS_API apairs_status_t apairs_plan_create_potrf_batched(apairs_plan_t *plan,
                                                             int64_t stride_a, int64_t batch);
 
 /** Execute a potrf plan. info (batch int32_t, contiguous) receives per element 0, or j > 0
- *  when the leading minor of order j is not positive definite or holds a NaN (LAPACK's
- *  info): that element's factorisation stops at column j, the others complete. A bad
+ *  when the leading minor of order j is not positive definite or its stored triangle holds
+ *  a NaN (LAPACK's info; the other triangle is never read): that element's factorisation
+ *  stops at column j, the others complete. A bad
  *  argument fails the whole call and writes nothing. */
 APAIRS_API apairs_status_t apairs_plan_execute_potrf(apairs_plan_t plan, void *A, int32_t *info);
 
@@ -523,7 +525,8 @@ APAIRS_API apairs_status_t apairs_plan_execute_dot(apairs_plan_t plan, const voi
  *  m x n; op(A) = A takes x of n entries and y of m, A^T takes x of m and y of n.
  *  @param[in] m, n     1 to 4096
  *  @param[in] trans    an apairs_op_e value
- *  @param[in] alpha, beta  finite numbers of the dtype; beta = 0 never reads y
+ *  @param[in] alpha, beta  finite numbers of the dtype; beta = 0 never reads y, alpha =
+ *                      0 never reads A or x (y = beta y exactly, as gemm's C)
  *  Accuracy, with k the length of x and t_i = |alpha| sum_l |op(A)_il x_l| + |beta y_i|:
  *  f32 sums in double and rounds once, |error| <= u |y_i| + (k + 2) 2^-53 t_i; f64
  *  |error| <= (k + 2) u t_i, gemm's bound. alpha and beta are rounded to the dtype once. */
@@ -548,6 +551,9 @@ APAIRS_API apairs_status_t apairs_plan_execute_gemv(apairs_plan_t plan, const vo
  *  Pivots: in column j, the first row with the largest |a_ij| (a NaN counts as larger than
  *  any number, and NaNs as equal whatever their payloads), the same rule on both
  *  backends; rows are swapped whole and the entries below the pivot divided by it.
+ *  (Reference LAPACK's getf2 multiplies them by the pivot's reciprocal instead: where
+ *  candidates tie in exact arithmetic its rounding may pick another row, and a pivot that
+ *  is exactly zero here may be a rounding residue there, or the reverse.)
  *  info[e] = 0, or j > 0 for the first column j whose pivot is exactly zero or NaN; the
  *  factorisation of that element still completes (as LAPACK's: a zero pivot's column is
  *  not scaled), the others are not affected.

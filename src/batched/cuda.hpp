@@ -64,6 +64,11 @@ CudaConfig plan_dot_cuda(const DotProblem &pb, int device, double occupancy_targ
 void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, const void *x, const void *y,
                      void *r);
 CudaConfig plan_gemv_cuda(const GemvProblem &pb, int device, double occupancy_target);
+// gemm.cu: gemm and gemv with alpha = 0 (plan_gemm_cuda and plan_gemv_cuda call it): every
+// entry of `out` (C or y, as `m` describes it) becomes beta times itself, +0 where beta = 0.
+CudaConfig plan_scale_cuda(const Matrix &m, int32_t dtype, int64_t batch, int device, double occupancy_target);
+void launch_scale_cuda(const Matrix &m, int32_t dtype, double beta, int64_t batch, const CudaConfig &cfg,
+                       void *stream, void *out);
 void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *x,
                       void *y);
 

@@ -17,6 +17,9 @@ namespace {
 constexpr int kStreams = 3;
 constexpr int64_t kDefaultStaging = int64_t(192) << 20;
 
+// An operand the op neither reads nor writes (gemm's A and B with alpha = 0) is not staged.
+bool used(const Operand &op) { return op.read || op.write; }
+
 // Device bytes one element of `op` occupies when staged (its AoS stride, or its SoA
 // entry grid).
 // (An AoS stride is bounded only through (batch - 1) * stride: with one element it may be
@@ -24,6 +27,7 @@ constexpr int64_t kDefaultStaging = int64_t(192) << 20;
 // budget, so that the operands' sum cannot overflow.)
 int64_t staged_bytes_per_element(const Operand &op) {
     constexpr int64_t kCap = int64_t(1) << 56;
+    if (!used(op)) return 0;
     const int64_t n = op.m.soa ? op.m.extent() : op.m.stride;
     return n > kCap / int64_t(op.elem) ? kCap : n * int64_t(op.elem);
 }
@@ -122,7 +126,7 @@ void execute_cuda(int device, void *stream_ptr, int64_t chunk, int64_t batch, co
         if (kind == Memory::Device && dev != device)
             fail(APAIRS_ERROR_INVALID_POINTER, "{} is memory of device {}, but the plan is on device {}",
                  ops[k].name, dev, device);
-        host[size_t(k)] = kind == Memory::Host;
+        host[size_t(k)] = kind == Memory::Host && used(ops[k]);
         any_host = any_host || host[size_t(k)];
     }
     std::array<Matrix, kMaxOperands> mats{};

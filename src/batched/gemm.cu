@@ -36,6 +36,9 @@
 // sums and alpha, beta in f64, one rounding to f32 at the end), which keeps apairs.h's
 // (k + 2) u bound (it holds for any order; f32's error is then at most u |exact| plus
 // (1 + u) times f64's) but not the host's last bits.
+//
+// alpha = 0 (gemm and gemv, as BLAS): scale_kernel alone, C = beta C (+0 where beta = 0,
+// C not read); A, B and x are neither read nor staged.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -1765,9 +1768,56 @@ Args<T> make_args(const GemmProblem &pb, const void *A, const void *B, void *C) 
     return g;
 }
 
+template <class T>
+struct ScaleArgs {
+    T *out;
+    Matrix m;
+    int64_t batch;
+    T beta;
+};
+
+// A thread an entry, grid-stride; consecutive threads walk memory order (SoA: an entry's
+// elements, AoS: an element's entries in its order).
+template <class T>
+__global__ void scale_kernel(const ScaleArgs<T> g) {
+    const Matrix &m = g.m;
+    const int64_t per = m.rows * m.cols, total = per * g.batch;
+    for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
+        const int64_t e = m.soa ? t % g.batch : t / per, q = m.soa ? t / g.batch : t % per;
+        const int64_t i = m.row_major ? q / m.cols : q % m.rows, j = m.row_major ? q % m.cols : q / m.rows;
+        T &v = g.out[m.index(i, j, e)];
+        v = g.beta == T(0) ? T(0) : g.beta * v;
+    }
+}
+
 }  // namespace
 
+CudaConfig plan_scale_cuda(const Matrix &m, int32_t dtype, int64_t batch, int device, double occupancy_target) {
+    require_device(device);
+    KernelSpec k;
+    k.model = Model::ThreadPerElement;
+    k.fn = dtype == APAIRS_DTYPE_F64 ? reinterpret_cast<const void *>(&scale_kernel<double>)
+                                     : reinterpret_cast<const void *>(&scale_kernel<float>);
+    k.unit_threads = 32;
+    k.unit_elements = 32;
+    k.items = batch * m.rows * m.cols;  // (at most the operand's span: validated)
+    k.name = fmt::format("scale<{}>", dtype == APAIRS_DTYPE_F64 ? "f64" : "f32");
+    k.why = "alpha = 0: the output scaled by beta (zeroed where beta = 0), the other operands not read (as BLAS)";
+    return plan_kernel(k, batch, device, occupancy_target, 1, "batched scale by beta");
+}
+
+void launch_scale_cuda(const Matrix &m, int32_t dtype, double beta, int64_t batch, const CudaConfig &cfg,
+                       void *stream, void *out) {
+    DeviceScope scope(cfg.device);
+    constexpr const char *what = "batched scale kernel launch";
+    if (dtype == APAIRS_DTYPE_F64)
+        launch_planned(cfg, stream, ScaleArgs<double>{static_cast<double *>(out), m, batch, beta}, what);
+    else
+        launch_planned(cfg, stream, ScaleArgs<float>{static_cast<float *>(out), m, batch, float(beta)}, what);
+}
+
 CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target) {
+    if (pb.alpha == 0) return plan_scale_cuda(pb.c, pb.dtype, pb.batch, device, occupancy_target);
     // The unit of growth: a warp of elements (thread-per-element, warp-group) or an
     // element's sub-block; for SoA block-per-element, as many consecutive elements'
     // sub-blocks as fill a 32-byte sector when that can launch, else half as many, ...
@@ -1800,6 +1850,7 @@ CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_ta
 
 void launch_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B,
                       void *C) {
+    if (pb.alpha == 0) return launch_scale_cuda(pb.c, pb.dtype, pb.beta, pb.batch, cfg, stream, C);
     DeviceScope scope(cfg.device);
     if (pb.dtype == APAIRS_DTYPE_F64)
         launch_planned(cfg, stream, make_args<double>(pb, A, B, C), "batched gemm kernel launch");

@@ -247,6 +247,19 @@ void transpose_typed(const TransposeProblem &pb, const U *in, U *out, [[maybe_un
     }
 }
 
+template <class T>
+void scale_typed(const Matrix &m, double beta, int64_t batch, T *out, [[maybe_unused]] int threads) {
+    const Strides s = m.strides(false);
+    const T b = T(beta);
+#pragma omp parallel for schedule(static, 256) num_threads(threads) if (threads != 1 && batch > 256)
+    for (int64_t e = 0; e < batch; ++e)
+        for (int64_t i = 0; i < m.rows; ++i)
+            for (int64_t j = 0; j < m.cols; ++j) {
+                T &v = out[e * s.elem + i * s.row + j * s.col];
+                v = b == T(0) ? T(0) : b * v;
+            }
+}
+
 }  // namespace
 
 void potrf_host(const PotrfProblem &pb, void *A, int32_t *info, int threads) {
@@ -261,7 +274,15 @@ void potrs_host(const PotrsProblem &pb, const void *A, void *B, int threads) {
         potrs_typed(pb, static_cast<const float *>(A), static_cast<float *>(B), threads);
 }
 
+void scale_host(const Matrix &m, int32_t dtype, double beta, int64_t batch, void *out, int threads) {
+    if (dtype == APAIRS_DTYPE_F64)
+        scale_typed(m, beta, batch, static_cast<double *>(out), threads);
+    else
+        scale_typed(m, beta, batch, static_cast<float *>(out), threads);
+}
+
 void gemm_host(const GemmProblem &pb, const void *A, const void *B, void *C, int threads) {
+    if (pb.alpha == 0) return scale_host(pb.c, pb.dtype, pb.beta, pb.batch, C, threads);
     if (pb.dtype == APAIRS_DTYPE_F64)
         gemm_typed(pb, static_cast<const double *>(A), static_cast<const double *>(B), static_cast<double *>(C),
                    threads);

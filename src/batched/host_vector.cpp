@@ -104,6 +104,7 @@ void dot_host(const DotProblem &pb, const void *x, const void *y, void *r, int t
 }
 
 void gemv_host(const GemvProblem &pb, const void *A, const void *x, void *y, int threads) {
+    if (pb.alpha == 0) return scale_host(pb.y, pb.dtype, pb.beta, pb.batch, y, threads);
     if (pb.dtype == APAIRS_DTYPE_F64)
         gemv_typed(pb, static_cast<const double *>(A), static_cast<const double *>(x), static_cast<double *>(y),
                    threads);

@@ -18,6 +18,11 @@ std::string operand_name(const Matrix &x) {
 
 const char *type_name(int32_t dtype) { return dtype == APAIRS_DTYPE_F64 ? "f64" : "f32"; }
 
+// gemm's and gemv's markers: alpha = 0 reads only the output (beta != 0) or nothing.
+const char *scalars(double alpha, double beta) {
+    return alpha == 0 ? (beta == 0 ? ",alpha=0,beta=0" : ",alpha=0") : beta == 0 ? ",beta=0" : "";
+}
+
 // One operation of the family: its problem, names, its arrays (in the order of its
 // execute function) and how each backend runs it. On CUDA, `with` gives the problem of a
 // chunk of the batch (execute.hpp) and `launch` queues its kernels.
@@ -45,7 +50,7 @@ struct Gemm {
     static std::string kernel(const Problem &pb) {
         return fmt::format("gemm_batched<{},{}{},m={},n={},k={},{}{}> batch={}", type_name(pb.dtype),
                            pb.trans_a ? 'T' : 'N', pb.trans_b ? 'T' : 'N', pb.m, pb.n, pb.k, operand_name(pb.c),
-                           pb.beta == 0 ? ",beta=0" : "", pb.batch);
+                           scalars(pb.alpha, pb.beta), pb.batch);
     }
     static void host(const Problem &pb, const void *const *x, int threads) {
         gemm_host(pb, x[0], x[1], arg<void>(x, 2), threads);
@@ -55,8 +60,8 @@ struct Gemm {
     static Config plan(const Problem &pb, int device, double target) { return plan_gemm_cuda(pb, device, target); }
     static void operands(const Problem &pb, Operand *o) {
         const size_t es = pb.elem_size();
-        o[0] = operand_of("A", pb.a, es, true, false);
-        o[1] = operand_of("B", pb.b, es, true, false);
+        o[0] = operand_of("A", pb.a, es, pb.alpha != 0, false);
+        o[1] = operand_of("B", pb.b, es, pb.alpha != 0, false);
         o[2] = operand_of("C", pb.c, es, pb.beta != 0, true);
     }
     static Problem with(const Problem &pb, int64_t batch, const Matrix *m) {
@@ -152,7 +157,7 @@ struct Posv {
     }
     static Problem with(const Problem &pb, int64_t batch, const Matrix *m) {
         Problem q = with_batch(pb, batch);
-        q.a = m[0], q.b = m[1];
+        q.a = m[0], q.b = m[1], q.info = m[2];
         return q;
     }
     static void launch(const Problem &pb, const Config &c, void *stream, const void *const *x) {
@@ -199,7 +204,7 @@ struct Gemv {
     static constexpr const char *names[] = {"A", "x", "y"};
     static std::string kernel(const Problem &pb) {
         return fmt::format("gemv_batched<{},{},m={},n={},{}{}> batch={}", type_name(pb.dtype), pb.trans ? 'T' : 'N',
-                           pb.m, pb.n, operand_name(pb.a), pb.beta == 0 ? ",beta=0" : "", pb.batch);
+                           pb.m, pb.n, operand_name(pb.a), scalars(pb.alpha, pb.beta), pb.batch);
     }
     static void host(const Problem &pb, const void *const *x, int threads) {
         gemv_host(pb, x[0], x[1], arg<void>(x, 2), threads);
@@ -208,8 +213,8 @@ struct Gemv {
     using Config = CudaConfig;
     static Config plan(const Problem &pb, int device, double target) { return plan_gemv_cuda(pb, device, target); }
     static void operands(const Problem &pb, Operand *o) {
-        o[0] = operand_of("A", pb.a, pb.elem_size(), true, false);
-        o[1] = operand_of("x", pb.x, pb.elem_size(), true, false);
+        o[0] = operand_of("A", pb.a, pb.elem_size(), pb.alpha != 0, false);
+        o[1] = operand_of("x", pb.x, pb.elem_size(), pb.alpha != 0, false);
         o[2] = operand_of("y", pb.y, pb.elem_size(), pb.beta != 0, true);
     }
     static Problem with(const Problem &pb, int64_t batch, const Matrix *m) {

@@ -1604,6 +1604,7 @@ void launch_dot_cuda(const DotProblem &pb, const CudaConfig &cfg, void *stream, 
 }
 
 CudaConfig plan_gemv_cuda(const GemvProblem &pb, int device, double occupancy_target) {
+    if (pb.alpha == 0) return plan_scale_cuda(pb.y, pb.dtype, pb.batch, device, occupancy_target);
     require_device(device);
     const Op o = op_of(pb);
     const KernelSpec k = pb.dtype == APAIRS_DTYPE_F64 ? select_kernel<double>(o, device, "gemv")
@@ -1614,6 +1615,7 @@ CudaConfig plan_gemv_cuda(const GemvProblem &pb, int device, double occupancy_ta
 
 void launch_gemv_cuda(const GemvProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *x,
                       void *y) {
+    if (pb.alpha == 0) return launch_scale_cuda(pb.y, pb.dtype, pb.beta, pb.batch, cfg, stream, y);
     DeviceScope scope(cfg.device);
     const Op o = op_of(pb);
     constexpr const char *what = "batched gemv kernel launch";

@@ -37,6 +37,21 @@ std::ostream &operator<<(std::ostream &os, const Layout &l) {
 // In the stored triangle: (i, j) with i >= j for lower, i <= j for upper.
 bool stored(const Layout &l, int64_t i, int64_t j) { return l.lower ? i >= j : i <= j; }
 
+// What A(j, j) loses to the columns before j in A's Cholesky factor: sum_{q < j} L(j, q)^2,
+// from a long double factorisation of A's leading (j + 1) x (j + 1) block.
+long double diagonal_loss(const std::vector<long double> &A, int64_t n, int64_t j) {
+    std::vector<long double> L(size_t((j + 1) * (j + 1)), 0);
+    for (int64_t i = 0; i <= j; ++i)
+        for (int64_t c = 0; c <= i; ++c) {
+            long double s = A[size_t(i * n + c)];
+            for (int64_t q = 0; q < c; ++q) s -= L[size_t(i * (j + 1) + q)] * L[size_t(c * (j + 1) + q)];
+            L[size_t(i * (j + 1) + c)] = i == c ? sqrtl(s) : s / L[size_t(c * (j + 1) + c)];
+        }
+    long double loss = 0;
+    for (int64_t q = 0; q < j; ++q) loss += L[size_t(j * (j + 1) + q)] * L[size_t(j * (j + 1) + q)];
+    return loss;
+}
+
 // A well-conditioned SPD matrix per element: M M^T / n + I, M uniform in [-1, 1].
 template <class T>
 std::vector<long double> make_spd(int64_t n, Rng &rng) {
@@ -63,8 +78,10 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
     const long double u = ref::Type<T>::u();
     const T nan = std::numeric_limits<T>::quiet_NaN();
 
-    // Elements: SPD, except e = 1 (not positive definite at column bad_j) and e = 2 (a NaN
-    // on the diagonal at column bad_j), when the batch has them.
+    // Elements: SPD, except e = 1 (not positive definite at column bad_j), e = 2 (a NaN on
+    // the diagonal at column bad_j) and e = 3 (not positive definite at column bad_j > 0
+    // though its diagonal is positive: A(bad_j, bad_j) half what the columns before take
+    // from it), when the batch has them.
     Batch<T> A(n, n, l, batch);
     std::vector<std::vector<long double>> exact{static_cast<size_t>(batch)};
     const int64_t bad_j = n / 2;
@@ -76,6 +93,12 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
     }
     if (batch > 1) A.at(bad_j, bad_j, 1) = T(-1);
     if (batch > 2) A.at(bad_j, bad_j, 2) = nan;
+    const bool schur = batch > 3 && bad_j > 0;
+    if (schur) {
+        const T half = static_cast<T>(diagonal_loss(exact[3], n, bad_j) / 2);
+        A.at(bad_j, bad_j, 3) = half;
+        exact[3][size_t(bad_j * n + bad_j)] = half;
+    }
     const std::vector<T> A0 = A.v;
 
     apairs_plan_t potrf = nullptr;
@@ -88,7 +111,7 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
 
     for (int64_t e = 0; e < batch; ++e) {
         INFO("element " << e);
-        const int32_t want = (e == 1 || e == 2) && batch > e ? int32_t(bad_j + 1) : 0;
+        const int32_t want = (e == 1 || e == 2 || (e == 3 && schur)) && batch > e ? int32_t(bad_j + 1) : 0;
         CHECK(info[size_t(e)] == want);
         // The other strict triangle: never written (still NaN, its bits unchanged).
         for (int64_t i = 0; i < n; ++i)
@@ -166,6 +189,7 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
         INFO(apairs_last_error());
         apairs_plan_destroy(potrs);
         REQUIRE(s2 == APAIRS_SUCCESS);
+        CHECK(B.padding_intact());
         for (int64_t e = 0; e < batch; ++e) {
             if (info[size_t(e)] != 0) continue;
             // ||A X - B||_inf / (||A||_inf ||X||_inf) <= 8 n u ("a few n u", apairs.h).

@@ -1,7 +1,8 @@
 // Batched gemm through the public API, on test::backend(): every layout (AoS, SoA), order
 // (row-, column-major), op (N, T), type and awkward size against a long-double reference,
 // with padded leading dimensions and strides whose padding must keep its poison, beta = 0
-// on a C full of NaN, and every bad argument. Inputs are fresh every run (the seed is
+// on a C full of NaN, alpha = 0 on operands of NaN and infinities (gemv's too), and every
+// bad argument. Inputs are fresh every run (the seed is
 // printed on failure; APAIRS_TEST_SEED=N replays it).
 #include <cmath>
 #include <cstdint>
@@ -353,6 +354,88 @@ TEST_CASE("batched gemm: alpha and beta are taken in the element type", "[batche
     APAIRS_REQUIRE_OK(apairs_plan_execute_gemm(plan, &af, &bf, &cf));
     CHECK(cf == 30.0f);
     apairs_plan_destroy(plan);
+}
+
+// Entry by entry, bit for bit: every entry of `out` is beta times its value in `before`
+// (+0 where beta = 0, whatever it held), and nothing else changed.
+template <class T>
+void check_scaled(const Operand<T> &out, const std::vector<T> &before, double beta) {
+    int64_t bad = 0;
+    for (int64_t e = 0; e < out.batch; ++e)
+        for (int64_t i = 0; i < out.rows; ++i)
+            for (int64_t j = 0; j < out.cols; ++j) {
+                const size_t at = size_t(out.index(i, j, e));
+                const T want = beta == 0 ? T(0) : T(beta) * before[at], got = out.v[at];
+                bad += std::memcmp(&want, &got, sizeof(T)) != 0 && !(std::isnan(want) && std::isnan(got));
+            }
+    CHECK(bad == 0);
+    CHECK(out.padding_touched(before) == 0);
+}
+
+// BLAS: with alpha = 0, A and B (gemv: A and x) need not be set; C = beta C. Here they
+// hold NaN and infinities, which must not reach C; C holds a NaN that beta = 0 must not read.
+TEMPLATE_TEST_CASE("batched gemm and gemv: alpha = 0 never reads A, B or x", "[batched][gemm][gemv]", float,
+                   double) {
+    using T = TestType;
+    Context ctx;
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed);
+    Rng rng(seed);
+    const T junk[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                      -std::numeric_limits<T>::infinity()};
+    auto spoil = [&](Operand<T> &x) {
+        for (int64_t e = 0; e < x.batch; ++e)
+            for (int64_t i = 0; i < x.rows; ++i)
+                for (int64_t j = 0; j < x.cols; ++j) x.at(i, j, e) = junk[(i + 2 * j + e) % 3];
+    };
+    const int32_t dtype = ref::Type<T>::dtype;
+    for (bool soa : {false, true})
+        for (bool row : {true, false})
+            for (int64_t batch : {1, 37})
+                for (double beta : {0.0, 0.5, -3.0})
+                    for (int64_t s : {1, 3, 16, 33}) {
+                        const int64_t m = s, n = s == 3 ? 5 : s, k = s == 33 ? 64 : s;
+                        INFO((soa ? "SoA" : "AoS") << (row ? " row-major" : " col-major") << " batch " << batch
+                                                   << " beta " << beta << " m " << m << " n " << n << " k " << k);
+                        const int32_t layout = soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
+                        const int32_t order = row ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR;
+                        Operand<T> A(m, k, soa, row, 1, 2, batch), B(k, n, soa, row, 0, 3, batch),
+                            C(m, n, soa, row, 2, 1, batch);
+                        spoil(A), spoil(B);
+                        C.fill(rng);
+                        C.at(0, 0, 0) = std::numeric_limits<T>::quiet_NaN();
+                        std::vector<T> before = C.v;
+                        apairs_plan_t plan = nullptr;
+                        APAIRS_REQUIRE_OK(apairs_plan_create_gemm_batched(
+                            &plan, ctx.h, dtype, layout, order, APAIRS_OP_N, APAIRS_OP_N, m, n, k, 0.0, beta, A.ld,
+                            A.stride, B.ld, B.stride, C.ld, C.stride, batch));
+                        char text[4096];
+                        int64_t length = 0;
+                        APAIRS_REQUIRE_OK(apairs_plan_describe(plan, text, sizeof text, &length));
+                        CHECK(std::string(text).find(",alpha=0") != std::string::npos);
+                        APAIRS_REQUIRE_OK(apairs_plan_execute_gemm(plan, A.data(), B.data(), C.data()));
+                        apairs_plan_destroy(plan);
+                        check_scaled(C, before, beta);
+
+                        // gemv, A m x n (n = k here), op N and T.
+                        for (bool trans : {false, true}) {
+                            INFO("gemv " << (trans ? 'T' : 'N'));
+                            Operand<T> G(m, k, soa, row, 1, 2, batch);
+                            Operand<T> x = Operand<T>::vector(trans ? m : k, soa, 1, batch),
+                                       y = Operand<T>::vector(trans ? k : m, soa, 2, batch);
+                            spoil(G), spoil(x);
+                            y.fill(rng);
+                            y.at(0, 0, 0) = std::numeric_limits<T>::quiet_NaN();
+                            before = y.v;
+                            plan = nullptr;
+                            APAIRS_REQUIRE_OK(apairs_plan_create_gemv_batched(
+                                &plan, ctx.h, dtype, layout, order, trans ? APAIRS_OP_T : APAIRS_OP_N, m, k, 0.0,
+                                beta, G.ld, G.stride, x.stride, y.stride, batch));
+                            APAIRS_REQUIRE_OK(apairs_plan_execute_gemv(plan, G.data(), x.data(), y.data()));
+                            apairs_plan_destroy(plan);
+                            check_scaled(y, before, beta);
+                        }
+                    }
 }
 
 TEST_CASE("batched gemm: every bad argument fails with its status, a message, and writes nothing",

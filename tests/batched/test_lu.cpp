@@ -44,9 +44,17 @@ bool same_bits(const void *a, const void *b, size_t bytes) { return std::memcmp(
 // The kinds of element in a batch: e = 1 exactly singular (column n / 2 all zeros: info
 // n / 2 + 1), e = 2 a NaN at (n / 2, n / 2) (info n / 2 + 1: the NaN is in that pivot
 // column, or spread into all of it through an earlier pivot row), e = 3 an exact one
-// with ties in every column; the others random with a tie for column 0's pivot.
-enum class Kind { Random, Singular, Nan, Exact };
-Kind kind_of(int64_t e) { return e == 1 ? Kind::Singular : e == 2 ? Kind::Nan : e == 3 ? Kind::Exact : Kind::Random; }
+// with ties in every column, e = 4 an exact one whose pivot n / 2 is 0 only after the
+// elimination (U0's diagonal entry there 0; A's column is not: info n / 2 + 1); the
+// others random with a tie for column 0's pivot.
+enum class Kind { Random, Singular, Nan, Exact, ExactSingular };
+Kind kind_of(int64_t e) {
+    return e == 1 ? Kind::Singular
+         : e == 2 ? Kind::Nan
+         : e == 3 ? Kind::Exact
+         : e == 4 ? Kind::ExactSingular
+                  : Kind::Random;
+}
 
 // Random: uniform in [-1, 1], never 0; column 0 holds the largest magnitude, 2, at rows
 // r1 < r2 (when n > 2): the pivot is r1, the first of the two.
@@ -60,7 +68,7 @@ void make_element(Kind kind, int64_t n, Rng &rng, std::vector<T> &A, std::vector
     std::uniform_real_distribution<double> u(-1, 1);
     std::uniform_int_distribution<int> small(-3, 3), sign(0, 1);
     A.assign(size_t(n * n), T(0));
-    if (kind == Kind::Exact) {
+    if (kind == Kind::Exact || kind == Kind::ExactSingular) {
         L0.assign(size_t(n * n), T(0));
         U0.assign(size_t(n * n), T(0));
         for (int64_t i = 0; i < n; ++i)
@@ -69,6 +77,7 @@ void make_element(Kind kind, int64_t n, Rng &rng, std::vector<T> &A, std::vector
                 if (i == j) L0[size_t(i * n + j)] = T(1), U0[size_t(i * n + j)] = T((sign(rng) ? 1 : -1) * (1 + sign(rng)));
                 if (i < j) U0[size_t(i * n + j)] = T(small(rng));
             }
+        if (kind == Kind::ExactSingular) U0[size_t(n / 2 * n + n / 2)] = T(0);
         for (int64_t i = 0; i < n; ++i)
             for (int64_t j = 0; j < n; ++j) {
                 long double s = 0;
@@ -133,10 +142,16 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
     for (int64_t e = 0; e < batch; ++e) {
         INFO("element " << e);
         const Kind kind = kind_of(e);
-        CHECK(info[size_t(e)] == (kind == Kind::Singular || kind == Kind::Nan ? int32_t(bad + 1) : 0));
+        const bool singular = kind == Kind::Singular || kind == Kind::Nan || kind == Kind::ExactSingular;
+        CHECK(info[size_t(e)] == (singular ? int32_t(bad + 1) : 0));
         bool pivots_ok = true;
         for (int64_t j = 0; j < n; ++j) pivots_ok &= ipiv[pv(j, e)] >= j + 1 && ipiv[pv(j, e)] <= n;
         CHECK(pivots_ok);
+        if (kind == Kind::ExactSingular) {  // no interchange up to the zero pivot (all candidates 0: the first)
+            bool kept = true;
+            for (int64_t j = 0; j <= bad; ++j) kept &= ipiv[pv(j, e)] == j + 1;
+            CHECK(kept);
+        }
         if (!pivots_ok || kind == Kind::Nan) continue;
         auto Lf = [&](int64_t i, int64_t j) -> T { return i == j ? T(1) : i > j ? A.at(i, j, e) : T(0); };
         auto Uf = [&](int64_t i, int64_t j) -> T { return i <= j ? A.at(i, j, e) : T(0); };
