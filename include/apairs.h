@@ -177,7 +177,8 @@ APAIRS_API apairs_status_t apairs_context_get_backend(apairs_context_t ctx, int3
 
 /** Set the CUDA stream (a cudaStream_t passed as void*; NULL is the legacy default
  *  stream) used by plans created afterwards. It must belong to the context's device
- *  and outlive those plans. On a HOST context only NULL is accepted. */
+ *  and outlive those plans. On a HOST context only NULL is accepted (another stream:
+ *  APAIRS_ERROR_UNSUPPORTED). */
 APAIRS_API apairs_status_t apairs_context_set_stream(apairs_context_t ctx, void *stream);
 
 /** Set an apairs_option_e option; plans created afterwards use the value. */
@@ -688,7 +689,7 @@ enum apairs_pairs_e {
  *  @param[in] radii    nradii finite values, strictly increasing (copied by the plan)
  *  @param[in] nbox, box  0 and NULL, or the periodic box as described above
  *  Fails with NULL_POINTER, INVALID_VALUE (unsorted or non-finite radii, a radius beyond
- *  half the box, box side <= 0, ...), OVERFLOW (n1 * n2 past 2^60, n1 * n1 with AUTO,
+ *  half the box, box side <= 0, ...), OVERFLOW (n1 * n2 of 2^60 or more, n1 * n1 with AUTO,
  *  or a size product past 64 bits), UNKNOWN_ENUM, UNSUPPORTED (a box with a
  *  metric other than L2 or d > 3), and on CUDA as apairs_plan_create_pairwise. */
 APAIRS_API apairs_status_t apairs_plan_create_pair_counts(apairs_plan_t *plan, apairs_context_t ctx, int32_t pairs,

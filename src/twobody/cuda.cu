@@ -222,7 +222,7 @@ __device__ __forceinline__ float min_nan(float a, float b) {  // NaN if either i
     asm("min.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
     return y;
 #else
-    return a > b ? b : a;
+    return a > b || b != b ? b : a;
 #endif
 }
 __device__ __forceinline__ float max_nan(float a, float b) {  // NaN if either is NaN
@@ -231,7 +231,7 @@ __device__ __forceinline__ float max_nan(float a, float b) {  // NaN if either i
     asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b));
     return y;
 #else
-    return a < b ? b : a;
+    return a < b || b != b ? b : a;
 #endif
 }
 
@@ -812,9 +812,12 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         // Enough for both kernels an execute may run: with weights (generic, one row) or not.
         c.shared = std::max(reduce_shared(pb, c.fixed_d, c.copies, true, 1),
                             reduce_shared(pb, c.fixed_d, c.copies, false, rows_of(c.fast)));
+        // The device's whole opt-in limit, as batched plans set it: a plan of the same
+        // kernel that needs less never lowers it under another thread's launch.
         if (c.shared > kDefaultShared)
             for (const void *k : {fn, kernel_of(pb, kFastNone)})
-                check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(c.shared)),
+                check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(limits.max_shared_per_block)),
                       "cudaFuncSetAttribute");
         const int64_t S = int64_t(TB) * rows_of(c.fast);
         tiles = (pb.pw.n1 + S - 1) / S * ((pb.pw.n2 + S - 1) / S);
@@ -836,8 +839,12 @@ CudaConfig plan_cuda(const Problem &pb, int device) {
         c.why = fmt::format("{} of A per thread ({} per block){}, B staged {} points at a time through shared "
                             "memory; AUTO visits the tiles with j-block >= i-block, diagonal tiles by balanced pairing "
                             "(every point half a tile of pairs); output: {}, flushed into 64-bit global counters{}",
-                            S == TB ? "one point" : "two points", S, c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d) : std::string(" (any d: rows read through the cache)"),
-                            S, out, pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
+                            rows_of(c.fast) == 1 ? std::string("one point") : fmt::format("{} points", rows_of(c.fast)),
+                            S,
+                            c.fixed_d ? fmt::format(" in registers (d = {} compiled in)", pb.pw.d)
+                                      : std::string(" (any d: rows read through the cache)"),
+                            S, out,
+                            pb.kind == Kind::Histogram ? "; weights: 128-bit fixed-point sums in shared memory" : "");
         if (pb.pw.metric == APAIRS_METRIC_L2)
             c.why += "; L2 compared in the squared domain (each threshold or edge as the least sum of squares whose "
                      "square root reaches it: exact, no square root per pair)";

@@ -16,11 +16,11 @@ Problem base(Kind kind, int32_t pairs, int32_t metric, double p, int32_t dtype, 
     pb.kind = kind;
     pb.autopairs = pairs == APAIRS_PAIRS_AUTO;
     if (pb.autopairs) n2 = n1, ldb = lda;
-    // n1 n2 at most 2^60, n1 n1 with AUTO (n1 n2 8-byte distances addressable; checked
+    // n1 n2 below 2^60, n1 n1 with AUTO (n1 n2 8-byte distances addressable; checked
     // first: make_problem would name ldd, which two-body calls do not take).
     int64_t prod = 0;
     if (n1 > 0 && n2 > 0 && (!mul_ok(n1, n2, &prod) || !mul_ok(prod, 8, &prod)))
-        fail(APAIRS_ERROR_OVERFLOW, "{} = {} * {}: past 2^60 (the limit on n1 * n2, n1 * n1 with AUTO)",
+        fail(APAIRS_ERROR_OVERFLOW, "{} = {} * {}: 2^60 or more (n1 * n2, n1 * n1 with AUTO, must be below 2^60)",
              pb.autopairs ? "n1 * n1" : "n1 * n2", n1, n2);
     pb.pw = pairwise::make_problem(metric, p, dtype, n1, n2, d, lda, ldb, n2);
     return pb;

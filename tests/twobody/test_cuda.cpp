@@ -177,6 +177,56 @@ TEST_CASE("two-body CUDA: L2 histograms in the squared domain equal the host's s
     }
 }
 
+// The uniform kernels' whole tiles (1024 points of A a block: AUTO past 1024 points and
+// CROSS 1100 x 1100 reach the unrolled block of full tiles, not only the diagonal and
+// partial ones), at bin counts whose counters are per lane, per warp and per block, with
+// NaN rows (slot nbins + 1) inside full tiles; the one-radius kernel's full 512-point
+// tiles. Integer coordinates in [0, 60): exact sums of squares (many distinct distances,
+// anywhere in a bin), so that both backends must agree bit for bit.
+TEST_CASE("two-body CUDA: the uniform kernels' full tiles and NaN rows equal the host", "[cuda][twobody]") {
+    std::mt19937_64 rng(17);
+    const int64_t d = 3;
+    auto spread = [&](int64_t n) {
+        std::vector<float> x(size_t(n * d));
+        for (float &v : x) v = float(rng() % 60);
+        return x;
+    };
+    std::vector<float> A = spread(2100), B = spread(1100), C = spread(1100);
+    A[size_t(7 * d)] = std::nanf(""), A[size_t(1029 * d + 1)] = std::nanf(""), B[size_t(500 * d + 2)] = std::nanf("");
+    const double sq_top = 3.0 * 59 * 59 + 1, top = std::sqrt(sq_top);
+    for (int64_t nbins : {100, 300, 4500})
+        for (double rmin : {0.0, 1.25})
+            for (int32_t metric : {APAIRS_METRIC_L2, APAIRS_METRIC_SQEUCLIDEAN})
+                for (bool autopairs : {true, false}) {
+                    const bool sq = metric == APAIRS_METRIC_SQEUCLIDEAN;
+                    const Uniform u{nbins, sq ? rmin * rmin : rmin, sq ? sq_top : top};
+                    const std::vector<float> &a = autopairs ? A : C;
+                    INFO((autopairs ? "AUTO" : "CROSS") << (sq ? " SQEUCLIDEAN " : " L2 ") << nbins
+                                                        << " uniform bins from " << u.rmin);
+                    const Hist h = histogram(APAIRS_BACKEND_HOST, metric, autopairs, a, B, d, {}, nullptr, nullptr, &u);
+                    const Hist c = histogram(APAIRS_BACKEND_CUDA, metric, autopairs, a, B, d, {}, nullptr, nullptr, &u);
+                    INFO(c.plan);
+                    CHECK(c.counts == h.counts);
+                    CHECK(h.counts[size_t(nbins + 1)] > 0);  // the NaN pairs (and any beyond rmax)
+                }
+    for (bool autopairs : {true, false}) {
+        const std::vector<float> &a = autopairs ? A : C;
+        const double radius[] = {31.5};
+        int64_t host = -1, dev = -2;
+        for (int32_t backend : {APAIRS_BACKEND_HOST, APAIRS_BACKEND_CUDA}) {
+            Ctx ctx(backend);
+            Plan p;
+            api_ok(apairs_plan_create_pair_counts(&p.h, ctx.h, autopairs ? APAIRS_PAIRS_AUTO : APAIRS_PAIRS_CROSS,
+                                                  APAIRS_METRIC_L2, 0, APAIRS_DTYPE_F32, int64_t(a.size()) / d,
+                                                  int64_t(B.size()) / d, d, d, d, 1, radius, 0, nullptr));
+            int64_t *const out = backend == APAIRS_BACKEND_HOST ? &host : &dev;
+            api_ok(apairs_plan_execute_pair_counts(p.h, a.data(), B.data(), out));
+        }
+        INFO((autopairs ? "AUTO" : "CROSS") << " one radius");
+        CHECK(dev == host);
+    }
+}
+
 TEST_CASE("two-body CUDA: pair counts (one radius in a register, several in shared memory) equal the host",
           "[cuda][twobody]") {
     std::mt19937_64 rng(11);
@@ -250,11 +300,13 @@ TEST_CASE("two-body CUDA: a bad weight on the device writes nothing", "[cuda][tw
     Dev<float> dA(A);
     Dev<double> dw(w);
     const std::vector<int64_t> poison(4, 0x5a5a5a5a5a5a5a5a);
+    const std::vector<double> sums_poison(4, -7.25);
     Dev<int64_t> dc(poison);
-    Dev<double> ds(4);
+    Dev<double> ds(sums_poison);
     CHECK(apairs_plan_execute_histogram_weighted(p.h, dA.p, nullptr, dw.p, nullptr, dc.p, ds.p) ==
           APAIRS_ERROR_INVALID_VALUE);
     CHECK(dc.get() == poison);
+    CHECK(ds.get() == sums_poison);
 }
 
 TEST_CASE("two-body CUDA: a later plan of the same kernel does not undo an earlier plan's shared memory",

@@ -770,6 +770,8 @@ TEST_CASE("bad two-body arguments get clear statuses and write nothing", "[twobo
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, big, 0, 3, big, 0, 2, radii, 0, nullptr); }},
         {"overflowing n1 * n2 pairs", APAIRS_ERROR_OVERFLOW,
          [&](apairs_plan_t *p) { return apairs_plan_create_histogram_edges(p, ctx.h, CROSS, L2, 0, F32, big, big, 1, 1, 1, 2, edges, 0, nullptr); }},
+        {"n1 * n2 = 2^60 exactly", APAIRS_ERROR_OVERFLOW,
+         [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, CROSS, L2, 0, F32, int64_t(1) << 30, int64_t(1) << 30, 1, 1, 1, 2, radii, 0, nullptr); }},
         {"n1 * n1 past 2^60 with AUTO", APAIRS_ERROR_OVERFLOW,
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 1200000000, 0, 1, 1, 0, 2, radii, 0, nullptr); }},
         {"nradii = 0", APAIRS_ERROR_INVALID_VALUE,
