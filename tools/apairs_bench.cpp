@@ -115,9 +115,10 @@ points uniform in [0, 1)^3, AUTO (N (N - 1) / 2 distinct pairs), one execute cal
   apairs 2PCF count r<=0.1 f32               pair counts within 0.1 (peer: 2PCF count)
   apairs kNN k=16 f32                        (peer: kNN k=16 cdist+topk; rate over the
                                              N x N ordered pairs as peers.py's)
-in G pairs/s. The '#' line: histogram slots adding up to N(N-1)/2 exactly, the count
-within 5% of its expectation for the unit cube, three kNN rows against a long-double
-brute force. Outputs in device memory on CUDA, host memory on the host.
+in G pairs/s. The '#' line: histogram slots adding up to N(N-1)/2 exactly and every
+slot of the histogram of the first 1500 points against a brute force, the count within
+5% of its expectation for the unit cube, three kNN rows (distances and indices) against
+a long-double brute force. Outputs in device memory on CUDA, host memory on the host.
 
 Genotype suite (--suite genotype): PLINK 1.9's --distance on packed genotypes, A = B,
 0/1/2 drawn from a per-variant frequency; host: n = 2000 samples x d = 100000 variants
@@ -160,8 +161,8 @@ Options:
                    where each part does ('gemm SoA&n=32 ')
   --cohort         add the genotype suite's cohort case (implies --suite genotype
                    unless --suite is given; --cohort --only cohort runs it alone)
-  --reps N         repeats per case instead of the defaults
-  --soa-pad N      add N elements to every SoA batch stride of the batched suite
+  --reps N         repeats per case instead of the defaults (1 to 10^6)
+  --soa-pad N      add N elements (0 to 2^30) to every SoA batch stride of the batched suite
   --occupancy X    set APAIRS_OPTION_OCCUPANCY_TARGET on the context (CUDA)
   --threads N      set APAIRS_OPTION_HOST_THREADS on the context (host)
   --json F         also write the rows to F as peers.py does:
@@ -560,6 +561,8 @@ Row run_case(const Case &c, apairs_context_t ctx, const Settings &st) {
         }
         fill(c.dtype, kSeedA, A->get(), uint64_t(c.n1 * c.d));
         fill(c.dtype, kSeedB, B->get(), uint64_t(c.n2 * c.d));
+        // NaN bytes (hamming: -1), as on CUDA: an entry the call fails to write fails the spot check.
+        std::memset(D->get(), 0xff, d_bytes);
         ts = time_calls(false, warm, reps, [&] { API(apairs_plan_execute, plan.p, A->get(), B->get(), D->get()); },
                         [] {});
         for (auto [i, j] : samples) got.push_back(read_entry(c.dtype, D->get(), i * c.n2 + j));
@@ -1329,8 +1332,9 @@ Row run_stats_case(const StatsCase &c, apairs_context_t ctx, const Settings &st)
     const std::size_t out_elems = c.kind == 0 ? std::size_t(c.bins + 2) : c.kind == 1 ? 1 : std::size_t(n * c.k);
     std::vector<float> pts(std::size_t(n * d));
     fill(APAIRS_DTYPE_F32, kSeedA, pts.data(), uint64_t(n * d));
-    std::vector<int64_t> out(out_elems);
-    std::vector<float> dist(c.kind == 2 ? out_elems : 0);
+    // Poisoned, as on CUDA: an output the call fails to write fails the check.
+    std::vector<int64_t> out(out_elems, -1);
+    std::vector<float> dist(c.kind == 2 ? out_elems : 0, std::numeric_limits<float>::quiet_NaN());
     auto execute = [&](const void *A, void *o0, void *o1) {
         if (c.kind == 0) API(apairs_plan_execute_histogram, plan.p, A, nullptr, static_cast<int64_t *>(o0));
         else if (c.kind == 1) API(apairs_plan_execute_pair_counts, plan.p, A, nullptr, static_cast<int64_t *>(o0));
@@ -1355,15 +1359,52 @@ Row run_stats_case(const StatsCase &c, apairs_context_t ctx, const Settings &st)
     const double pairs = c.kind == 2 ? double(n) * double(n) : 0.5 * double(n) * double(n - 1);
     row.rate = pairs / row.ms / 1e6;
 
-    // The check: histogram totals exact; the count against its expectation for uniform
-    // points in the unit cube (2 pi r^3 / 3 (1 - 9 r / 16 ...) per pair: only a sanity
-    // band); kNN rows 0, n/2 and n-1 against a long-double brute force.
+    // The check: histogram totals exact, and every slot of the same histogram of the
+    // first 1500 points against a brute force; the count against its expectation for
+    // uniform points in the unit cube (2 pi r^3 / 3 (1 - 9 r / 16 ...) per pair: only a
+    // sanity band); kNN rows 0, n/2 and n-1 against a long-double brute force.
     const int64_t distinct = n * (n - 1) / 2;
+    auto dist_ld = [&](int64_t i, int64_t j) {
+        long double s = 0;
+        for (int64_t k = 0; k < d; ++k) {
+            const long double t = (long double)pts[std::size_t(i * d + k)] - pts[std::size_t(j * d + k)];
+            s += t * t;
+        }
+        return sqrtl(s);
+    };
     if (c.kind == 0) {
         int64_t total = 0;
         for (int64_t v : out) total += v;
-        row.check = total == distinct ? fmt::format("check: the {} slots add up to N(N-1)/2 = {} exactly", out.size(), distinct)
-                                      : fmt::format("CHECK FAILED: the slots add up to {}, not N(N-1)/2 = {}", total, distinct);
+        // The bins (a total alone misses pairs put in the wrong bin): a plan of its own on
+        // the first m points (host arrays, either backend), each slot between the brute
+        // force's pairs surely in it and those plus the pairs within a relative 2e-6 of
+        // one of its edges (past float32's error: either side is right for them).
+        const int64_t m = std::min<int64_t>(n, 1500);
+        PlanHolder sample;
+        API(apairs_plan_create_histogram_uniform, &sample.p, ctx, APAIRS_PAIRS_AUTO, APAIRS_METRIC_L2, 0.0,
+            APAIRS_DTYPE_F32, m, 0, d, d, 0, c.bins, 0.0, rmax, 0, nullptr);
+        std::vector<int64_t> got(out.size(), -1), sure(out.size()), either(out.size());
+        API(apairs_plan_execute_histogram, sample.p, pts.data(), nullptr, got.data());
+        std::vector<double> e(std::size_t(c.bins + 1), rmax);  // the edges, as apairs.h defines them
+        for (int64_t b = 0; b < c.bins; ++b) e[std::size_t(b)] = double(b) * (rmax / double(c.bins));
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = i + 1; j < m; ++j) {
+                const long double r = dist_ld(i, j), tol = 2e-6L * r;
+                const std::size_t s = std::size_t(std::upper_bound(e.begin(), e.end(), r) - e.begin());
+                if (s < e.size() && e[s] - r <= tol) ++either[s], ++either[s + 1];
+                else if (s > 0 && r - e[s - 1] <= tol) ++either[s - 1], ++either[s];
+                else ++sure[s];
+            }
+        int64_t wrong = 0;
+        for (std::size_t s = 0; s < got.size(); ++s) wrong += got[s] < sure[s] || got[s] > sure[s] + either[s];
+        if (total != distinct)
+            row.check = fmt::format("CHECK FAILED: the slots add up to {}, not N(N-1)/2 = {}", total, distinct);
+        else if (wrong)
+            row.check = fmt::format("CHECK FAILED: {} of the {} slots of the first {} points' histogram differ from "
+                                    "a brute force", wrong, got.size(), m);
+        else
+            row.check = fmt::format("check: the {} slots add up to N(N-1)/2 = {} exactly; the first {} points' "
+                                    "slots match a brute force", out.size(), distinct, m);
     } else if (c.kind == 1) {
         // Unit cube, r = 0.1: P(|x - y| <= r) = 4/3 pi r^3 - 3/2 pi r^4 + 8/5 r^5 ... (boundary terms).
         const double p = 4.0 / 3.0 * M_PI * std::pow(radius, 3) - 1.5 * M_PI * std::pow(radius, 4) + 1.6 * std::pow(radius, 5);
@@ -1371,25 +1412,28 @@ Row run_stats_case(const StatsCase &c, apairs_context_t ctx, const Settings &st)
         row.check = rel < 0.05 ? fmt::format("check: {} pairs within r, {:.2f}% from the expected {:.0f}", out[0], 100 * rel, expect)
                                : fmt::format("CHECK FAILED: {} pairs within r, expected about {:.0f}", out[0], expect);
     } else {
-        int bad = 0;
+        int bad = 0, bad_index = 0;
         for (int64_t i : {int64_t(0), n / 2, n - 1}) {
             std::vector<std::pair<long double, int64_t>> all;
-            for (int64_t j = 0; j < n; ++j) {
-                if (j == i) continue;
-                long double s = 0;
-                for (int64_t k = 0; k < d; ++k) {
-                    const long double t = (long double)pts[std::size_t(i * d + k)] - pts[std::size_t(j * d + k)];
-                    s += t * t;
-                }
-                all.push_back({sqrtl(s), j});
-            }
+            for (int64_t j = 0; j < n; ++j)
+                if (j != i) all.push_back({dist_ld(i, j), j});
             std::partial_sort(all.begin(), all.begin() + c.k, all.end());
-            for (int64_t q = 0; q < c.k; ++q)
-                if (fabsl(dist[std::size_t(i * c.k + q)] - all[std::size_t(q)].first) > 1e-6L * all[std::size_t(q)].first + 1e-12L)
-                    ++bad;
+            auto near = [](long double got, long double want) { return fabsl(got - want) <= 1e-6L * want + 1e-12L; };
+            for (int64_t q = 0; q < c.k; ++q) {
+                const long double reported = dist[std::size_t(i * c.k + q)];
+                bad += !near(reported, all[std::size_t(q)].first);
+                // The index: another point, not listed twice, at the reported distance.
+                const int64_t *row_idx = &out[std::size_t(i * c.k)], j = row_idx[q];
+                bad_index += j < 0 || j >= n || j == i || std::find(row_idx, row_idx + q, j) != row_idx + q ||
+                             !near(reported, dist_ld(i, j));
+            }
         }
-        row.check = bad ? fmt::format("CHECK FAILED: {} of {} neighbour distances of rows 0, N/2, N-1 differ from brute force", bad, 3 * c.k)
-                        : fmt::format("check: rows 0, N/2, N-1: the {} neighbour distances match a long-double brute force", c.k);
+        row.check = bad || bad_index
+                        ? fmt::format("CHECK FAILED: of the {} neighbours of rows 0, N/2, N-1, {} distances differ from "
+                                      "brute force, {} indices are wrong (out of range, the row itself, repeated, or "
+                                      "not at the reported distance)", 3 * c.k, bad, bad_index)
+                        : fmt::format("check: rows 0, N/2, N-1: the {} neighbour distances match a long-double brute "
+                                      "force, the indices are distinct points at those distances", c.k);
     }
     row.plan = fmt::format("plan {:.3f} ms; {}", plan_ms, row.plan);
     return row;
@@ -1577,6 +1621,21 @@ int main(int argc, char **argv) {
             }
             return x;
         };
+        // An option cast to an integer: a whole number in [lo, hi] (NaN, 1e20 and 2.5 are
+        // refused, not cast: that is undefined); strtod's forms, so --host-batch 1e6 works.
+        auto whole = [&](const char *opt, int64_t lo, int64_t hi) -> int64_t {
+            const std::string v = need(opt);
+            const double x = number(opt, v);
+            if (!(x == std::floor(x))) {  // NaN too
+                fmt::print(stderr, "apairs_bench: {}: '{}' is not a whole number\n", opt, v);
+                std::exit(1);
+            }
+            if (!(x >= double(lo) && x <= double(hi))) {
+                fmt::print(stderr, "apairs_bench: {}: '{}' is out of range [{}, {}]\n", opt, v, lo, hi);
+                std::exit(1);
+            }
+            return static_cast<int64_t>(x);
+        };
         if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             return 0;
@@ -1602,7 +1661,7 @@ int main(int argc, char **argv) {
                 return 1;
             }
         } else if (a == "--device") {
-            st.device = static_cast<int32_t>(number("--device", need("--device")));
+            st.device = static_cast<int32_t>(whole("--device", 0, std::numeric_limits<int32_t>::max()));
         } else if (a == "--quick") {
             quick = true;
             st.quick = true;
@@ -1611,16 +1670,11 @@ int main(int argc, char **argv) {
         } else if (a == "--only") {
             only.push_back(need("--only"));
         } else if (a == "--host-batch") {
-            const double b = number("--host-batch", need("--host-batch"));
-            if (!(b >= 1 && b <= 1e12) || b != std::floor(b)) {
-                fmt::print(stderr, "apairs_bench: --host-batch: expected a whole number of elements >= 1\n");
-                return 1;
-            }
-            host_batch = static_cast<int64_t>(b);
+            host_batch = whole("--host-batch", 1, int64_t(1000000000000));
         } else if (a == "--soa-pad") {
-            g_soa_pad = static_cast<int64_t>(number("--soa-pad", need("--soa-pad")));
+            g_soa_pad = whole("--soa-pad", 0, int64_t(1) << 30);
         } else if (a == "--reps") {
-            st.reps = std::max(1, static_cast<int>(number("--reps", need("--reps"))));
+            st.reps = static_cast<int>(whole("--reps", 1, 1000000));
         } else if (a == "--occupancy") {
             occ = number("--occupancy", need("--occupancy"));
             have_occ = true;

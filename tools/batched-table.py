@@ -7,7 +7,9 @@ the two files `tools/device-run.sh run --batched [--passes N]` leaves in its $OU
 Each row `| op type | shape | ours AoS / SoA (ms) | fraction of bound | peer (ms) |
 peer / ours |` already in the table is filled in again (the fraction from the spot-check
 line of apairs_bench, against the copy bandwidth measured in the same pass); rows are
-neither added nor removed, and the text around the table is left for the author.
+neither added nor removed, and the text around the table is left for the author. A
+row of ours whose spot check failed ('CHECK FAILED') makes it refuse, naming the rows,
+and leave the README as it was.
 """
 import json
 import re
@@ -23,8 +25,15 @@ def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     readme = sys.argv[3] if len(sys.argv) == 4 else "README.md"
+    rows = json.load(open(sys.argv[1]))["rows"]
+    # A row whose spot check failed is no measurement to publish (device-run.sh keeps one
+    # only when every pass of it failed).
+    bad = [f"{r['name']} {r['shape']}: {r['check']}" for r in rows if str(r.get("check") or "").startswith("CHECK FAILED")]
+    if bad:
+        sys.exit(f"{sys.argv[1]}: {len(bad)} row(s) failed their spot check; {readme} left as it was:\n  " +
+                 "\n  ".join(bad))
     ours = {}
-    for r in json.load(open(sys.argv[1]))["rows"]:
+    for r in rows:
         # 'apairs gemm AoS float64', 'apairs potrs nrhs=1 SoA float32', 'apairs transpose AoS->SoA float64'
         m = re.match(r"apairs (\w+)(?: nrhs=1)? (AoS|SoA|AoS->SoA) (float\d+)$", r["name"])
         if m:

@@ -22,13 +22,16 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = pack ]; then
-  rm -rf .device/build && mkdir -p .device/build
+  # No -e above (run goes on past failures): every step here is checked, so that a missing
+  # binary or a failed strip or xz fails pack instead of carrying a half-packed .device.
+  failed() { echo "$0 pack: $1 failed" >&2; exit 1; }
+  { rm -rf .device/build && mkdir -p .device/build; } || failed "making .device/build"
   for f in capi/libapairs.so.0 tests/test_api tests/test_core tests/capi/host_no_context tools/apairs tools/apairs_bench; do
-    mkdir -p ".device/build/$(dirname $f)"
-    cp -L "build/$f" ".device/build/$f" && strip --strip-debug ".device/build/$f" &&
-      xz -T0 -6 -f ".device/build/$f"  # (the device tool carries 64 MiB at most; run unpacks)
+    { mkdir -p ".device/build/$(dirname $f)" && cp -L "build/$f" ".device/build/$f" &&
+      strip --strip-debug ".device/build/$f" &&
+      xz -T0 -6 -f ".device/build/$f"; } || failed "packing build/$f"  # (the device tool carries 64 MiB at most; run unpacks)
   done
-  cp ../shared/bench/peers.py .device/
+  cp ../shared/bench/peers.py .device/ || failed "copying ../shared/bench/peers.py"
   du -sh .device
   exit 0
 fi
@@ -111,6 +114,8 @@ if [[ " $* " == *" --batched "* ]]; then
   python3 - "$out" "$passes" <<'PY'
 import json, sys
 out, passes = sys.argv[1], int(sys.argv[2])
+def failed(row):
+    return str(row.get("check") or "").startswith("CHECK FAILED")
 def median_rows(stem):
     runs = [json.load(open(f"{out}/{stem}.{r}.json")) for r in range(1, passes + 1)]
     groups = {}
@@ -118,7 +123,15 @@ def median_rows(stem):
         for row in run["rows"]:
             groups.setdefault((row["name"], row["shape"]), []).append(row)
     doc = dict(runs[0])
-    doc["rows"] = [sorted(g, key=lambda x: x["ms"])[len(g) // 2] for g in groups.values()]
+    doc["rows"] = []
+    # A pass whose spot check failed is no measurement: the median of the passes that
+    # passed; a row whose every pass failed keeps a failed one (batched-table.py refuses it).
+    for (name, shape), g in groups.items():
+        ok = [x for x in g if not failed(x)]
+        if len(ok) < len(g):
+            print(f"{stem}: {name} {shape}: {len(g) - len(ok)} of {len(g)} passes failed their check"
+                  + (", left out of the median" if ok else "; the row stays marked failed"))
+        doc["rows"].append(sorted(ok or g, key=lambda x: x["ms"])[len(ok or g) // 2])
     doc["passes"] = passes
     json.dump(doc, open(f"{out}/{stem}.json", "w"), indent=1)
     return doc["rows"]

@@ -1,15 +1,17 @@
 // npy.hpp: read and write 2-D NumPy .npy files (format versions 1.0, 2.0 and 3.0).
 //
 // Reading accepts C-order 2-D arrays of little-endian float32 ('<f4'), float64 ('<f8')
-// and uint8 ('|u1'); anything else (Fortran order, other ranks, other or big-endian
-// dtypes, structured dtypes, truncated files) throws npy::Error with a message that
-// says what the file holds and what is expected. Before allocating, the reader compares
-// the bytes the header's shape needs with the bytes the stream has left (seekable
-// streams: regular files, fmemopen) or reads the data in bounded, growing chunks (pipes),
-// so a lying header never causes a large allocation; every size is computed with
-// overflow checks. Writing produces version 1.0 files (2.0 when the header would not
-// fit), header padded to 64 bytes as NumPy does, through an apairs_tools::OutputFile
-// (output_file.hpp): the target is replaced whole or left untouched.
+// and uint8 ('|u1'), the byte order also written '=', '|' or not at all (native to
+// NumPy: little-endian here); anything else (Fortran order, other ranks, other or
+// big-endian dtypes, structured dtypes, truncated files) throws npy::Error with a
+// message that says what the file holds and what is expected. Before allocating, the
+// reader compares the bytes the header's shape needs with the bytes the stream has left
+// (seekable streams: regular files, fmemopen) or reads the data in bounded, growing
+// chunks (pipes), so a lying header never causes a large allocation; every size is
+// computed with overflow checks. Writing produces version 1.0 files (2.0 when the
+// header would not fit), header padded to 64 bytes as NumPy does, through an
+// apairs_tools::OutputFile (output_file.hpp): the target is replaced whole or left
+// untouched.
 //
 // Header-only, C++17, GCC or Clang (overflow builtins, __int128), POSIX. Little-endian
 // hosts only (checked at run time).
@@ -386,7 +388,11 @@ inline std::string shape_string(const std::vector<int64_t> &shape) {
 inline Array read(std::FILE *fp, const std::string &path) {
     if (!detail::host_is_little_endian()) throw Error("npy: this reader supports little-endian hosts only");
     unsigned char pre[8];
-    if (std::fread(pre, 1, 8, fp) != 8 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
+    errno = 0;
+    const std::size_t got = std::fread(pre, 1, 8, fp);
+    // A directory (fopen opens one for reading), an I/O error: errno says it, not "not a .npy file".
+    if (got != 8 && std::ferror(fp)) throw Error(path + ": cannot read: " + std::strerror(errno ? errno : EIO));
+    if (got != 8 || std::memcmp(pre, "\x93NUMPY", 6) != 0)
         throw Error(path + ": not a .npy file (missing the \\x93NUMPY magic string)");
     const int major = pre[6], minor = pre[7];
     std::size_t header_len = 0;
@@ -410,11 +416,15 @@ inline Array read(std::FILE *fp, const std::string &path) {
 
     Type type;
     const std::string &d = hp.descr;
-    if (d == "<f4")
+    // NumPy reads '=' (native), '|' (byte order not applicable: taken as native) and no
+    // prefix as the host's byte order, little-endian here (checked above); a one-byte
+    // type has no byte order.
+    const std::string t = d.empty() || (d[0] != '<' && d[0] != '=' && d[0] != '|' && d != ">u1") ? d : d.substr(1);
+    if (t == "f4")
         type = Type::F32;
-    else if (d == "<f8")
+    else if (t == "f8")
         type = Type::F64;
-    else if (d == "|u1" || d == "<u1" || d == ">u1" || d == "=u1")
+    else if (t == "u1")
         type = Type::U8;
     else if (!d.empty() && d[0] == '>')
         throw Error(path + ": dtype '" + d +

@@ -20,7 +20,8 @@
 //
 // A target that exists and is neither a regular file nor a directory (/dev/null, a
 // FIFO, a terminal) is written directly, as fopen would. Symbolic links to regular
-// files are followed: the file they point to is replaced, the link kept.
+// files are followed: the file they point to is replaced, the link kept; a dangling link
+// makes the file it points to, as fopen would.
 //
 // Programs should ignore SIGXFSZ (ignore_sigxfsz()) so that a file-size limit
 // (ulimit -f) makes write() fail with EFBIG, which is reported, instead of killing the
@@ -167,10 +168,29 @@ class OutputFile {
             if (::realpath(path.c_str(), resolved)) target = resolved;  // replace what a link points to
         } else if (errno != ENOENT) {
             fail_now("cannot create", errno);
+        } else {
+            // A dangling symbolic link: fopen("w") creates the file it points to and keeps
+            // the link, so the temporary file replaces that file, not the link. A relative
+            // link is relative to its own directory; a chain is followed (as the kernel
+            // does, at most 40 links: stat already refused a loop with ELOOP).
+            struct stat lst;
+            for (int hops = 0; ::lstat(target.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode); ++hops) {
+                if (hops == 40) fail_now("cannot create", ELOOP);
+                char link[PATH_MAX];
+                const ssize_t len = ::readlink(target.c_str(), link, sizeof link);
+                const int e = len < 0 ? errno : ENAMETOOLONG;
+                if (len < 0 || len == ssize_t(sizeof link)) fail_now("cannot follow the symbolic link " + target, e);
+                const std::string dest(link, std::size_t(len)), dir = detail::dir_of(target);
+                target = dest[0] == '/' ? dest : (dir == "/" ? "/" : dir + "/") + dest;
+            }
+            if (target.back() == '/') fail_now("cannot create " + target, EISDIR);  // as open(O_CREAT) says
         }
         target_ = target;
         const std::string dir = detail::dir_of(target);
-        std::string tmpl = (dir == "/" ? "/" : dir + "/") + "." + detail::base_of(target) + ".tmp-XXXXXX";
+        // ".NAME.tmp-XXXXXX" is 12 bytes longer than NAME: shorten NAME in the template so
+        // that a target of up to NAME_MAX bytes can still be written (mkstemp makes it unique).
+        const std::string base = detail::base_of(target).substr(0, NAME_MAX - 12);
+        std::string tmpl = (dir == "/" ? "/" : dir + "/") + "." + base + ".tmp-XXXXXX";
         // The cleanup signals wait while the file exists but is not yet registered.
         detail::install_handlers();
         sigset_t block, saved;

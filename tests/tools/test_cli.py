@@ -10,11 +10,14 @@ Checks: .npy headers that lie about their size (size_t wrap-around, petabytes in
 small file; regular files and pipes) fail with exit status 1 and a message naming the
 file and the shape, and write nothing; leading zeros in the shape are refused as NumPy
 refuses them; truncated data is reported; a valid file (also through a pipe, larger
-than the reader's first chunk) gives a valid .npy; out-of-range numbers say so; a bad
--o fails before any work and leaves no temporary file; the output is replaced
-atomically (a file-size limit leaves the old file byte-identical and no temporary
-file); permissions are those fopen would give; SIGTERM removes the temporary file;
-apairs_bench --json goes through the same atomic writer.
+than the reader's first chunk) gives a valid .npy; the dtypes '=f4', '|f4', 'f4' (f8,
+u1 the same) read as NumPy reads them; a directory as input says why; out-of-range
+numbers say so; a bad -o fails before any work and leaves no temporary file; the
+output is replaced atomically (a file-size limit leaves the old file byte-identical and
+no temporary file); permissions are those fopen would give; names of up to 255 bytes
+are written; a dangling symbolic link makes the file it points to; SIGTERM removes the
+temporary file; apairs_bench --json goes through the same atomic writer, and its
+integer options are range-checked.
 """
 import ast
 import math
@@ -219,6 +222,36 @@ def test_valid(tmp):
     check(not os.path.exists(os.path.join(tmp, "D4.npy")), "truncated file through a pipe: nothing written")
 
 
+def test_dtypes(tmp):
+    # The byte order as '=', '|' or nothing is the host's (little-endian) to NumPy: the
+    # same array as '<f4' / '<f8' (uint8: as '|u1').
+    rows = [(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)]
+    flat = [x for r in rows for x in r]
+    bodies = {"f4": struct.pack("<6f", *flat), "f8": struct.pack("<6d", *flat), "u1": bytes([0, 1, 2, 1, 0, 2])}
+    for ty, body in bodies.items():
+        extra = ["--metric", "hamming"] if ty == "u1" else []
+        outs = {}
+        for prefix in ("<", "=", "|", ""):
+            with open(os.path.join(tmp, "in.npy"), "wb") as f:
+                f.write(npy_bytes(prefix + ty, "(3, 2)", body))
+            r = run(["in.npy", "-o", "D.npy", "--backend", "host"] + extra, tmp)
+            check(r.returncode == 0, f"dtype '{prefix}{ty}': read", text(r.stderr))
+            if r.returncode == 0:
+                with open(os.path.join(tmp, "D.npy"), "rb") as f:
+                    outs[prefix] = f.read()
+        check(len(set(outs.values())) == 1, f"dtype {ty}: every byte-order spelling gives the same D")
+    with open(os.path.join(tmp, "be.npy"), "wb") as f:
+        f.write(npy_bytes(">f4", "(3, 2)", bodies["f4"]))
+    r = run(["be.npy", "-o", "D.npy"], tmp)
+    check(r.returncode == 1 and "big-endian" in text(r.stderr), "dtype '>f4': refused as big-endian", text(r.stderr))
+    # A directory as input: the reason (errno's), not "not a .npy file".
+    os.mkdir(os.path.join(tmp, "adir"))
+    r = run(["adir", "-o", "D.npy"], tmp)
+    err = text(r.stderr)
+    check(r.returncode == 1 and "adir" in err and os.strerror(21) in err and "not a .npy" not in err,
+          "a directory as input: errno's message", err)
+
+
 def test_numbers(tmp):
     for args in (["--metric", "lp", "--p", "1e999"], ["--metric", "lp", "--p", "1e-400"], ["--occupancy", "1e999"],
                  ["--n", "99999999999999999999999"]):
@@ -310,6 +343,40 @@ def test_atomic(tmp):
         check(parse_npy(f.read())[2] == (30, 30), "the file behind the link is replaced")
 
 
+def test_output_names(tmp):
+    # The longest legal names (NAME_MAX, 255 bytes, and 244, where the temporary file's
+    # name used to pass 255): written, no temporary file left.
+    for n in (244, 255):
+        name = "d" * (n - 4) + ".npy"
+        r = run(["--n", "20", "--backend", "host", "-o", name], tmp)
+        check(r.returncode == 0, f"-o a name of {n} bytes: exit status 0", text(r.stderr)[-300:])
+        if r.returncode == 0:
+            with open(os.path.join(tmp, name), "rb") as f:
+                check(parse_npy(f.read())[2] == (20, 20), f"-o a name of {n} bytes: the file is written")
+        check(listing(tmp) == ([name] if r.returncode == 0 else []), f"-o a name of {n} bytes: no temporary file left",
+              str(listing(tmp)))
+        if os.path.exists(os.path.join(tmp, name)):
+            os.remove(os.path.join(tmp, name))
+    # Dangling symbolic links: as fopen("w"), the file they point to is made, the links
+    # kept; a relative link is relative to its own directory; a chain is followed.
+    os.mkdir(os.path.join(tmp, "sub"))
+    os.symlink("made.npy", os.path.join(tmp, "dangling.npy"))
+    os.symlink("t.npy", os.path.join(tmp, "sub", "l.npy"))
+    os.symlink("sub/l2.npy", os.path.join(tmp, "chain.npy"))
+    os.symlink("t2.npy", os.path.join(tmp, "sub", "l2.npy"))
+    for link, made in (("dangling.npy", "made.npy"), ("sub/l.npy", "sub/t.npy"), ("chain.npy", "sub/t2.npy")):
+        r = run(["--n", "20", "--backend", "host", "-o", link], tmp)
+        check(r.returncode == 0 and os.path.islink(os.path.join(tmp, link)),
+              f"-o {link}, a dangling symbolic link: exit status 0, the link kept", text(r.stderr))
+        try:
+            with open(os.path.join(tmp, made), "rb") as f:
+                check(parse_npy(f.read())[2] == (20, 20), f"-o {link}: {made}, the file it points to, is written")
+        except OSError as e:
+            check(False, f"-o {link}: {made}, the file it points to, is written", repr(e))
+    check(not any(".tmp-" in n for d in ("", "sub") for n in os.listdir(os.path.join(tmp, d))),
+          "dangling symbolic links: no temporary file left", f"{listing(tmp)} {listing(os.path.join(tmp, 'sub'))}")
+
+
 def test_sigterm(tmp):
     before = listing(tmp)
     p = subprocess.Popen([APAIRS, "--n", "6000", "--d", "256", "--backend", "host", "-o", "D.npy"], cwd=tmp,
@@ -372,6 +439,14 @@ def test_bench_json(tmp):
         check(f.read() == old, "apairs_bench --json with a file-size limit: the old file is byte-identical")
     check(listing(tmp) == ["b.json"], "apairs_bench --json with a file-size limit: no temporary file left",
           str(listing(tmp)))
+    # Integer options: range-checked, never cast from NaN or a huge double (undefined).
+    for opt, v, says in (("--device", "1e20", "out of range [0, 2147483647]"), ("--reps", "nan", "not a whole number"),
+                         ("--reps", "0", "out of range"), ("--host-batch", "1.5", "not a whole number"),
+                         ("--soa-pad", "-1", "out of range"), ("--soa-pad", "1e999", "out of range")):
+        r = run_bench([opt, v, "--list"], tmp)
+        err = text(r.stderr)
+        check(r.returncode == 1 and f"{opt}: '{v}' is {says}" in err and sanitizer_free(r),
+              f"apairs_bench {opt} {v}: refused, saying {says}", err)
 
 
 def main():
@@ -382,8 +457,8 @@ def main():
     if BENCH is None:
         BENCH = os.path.join(os.path.dirname(APAIRS), "apairs_bench")
     t0 = time.time()
-    for test in (test_lying_headers, test_header_and_data, test_valid, test_numbers, test_bad_output, test_atomic,
-                 test_sigterm, test_bench_json):
+    for test in (test_lying_headers, test_header_and_data, test_valid, test_dtypes, test_numbers, test_bad_output,
+                 test_atomic, test_output_names, test_sigterm, test_bench_json):
         with tempfile.TemporaryDirectory(prefix="apairs-cli-") as tmp:
             t = time.time()
             n = len(failures)
