@@ -1429,9 +1429,10 @@ Row run_stats_case(const StatsCase &c, apairs_context_t ctx, const Settings &st)
             }
         }
         row.check = bad || bad_index
-                        ? fmt::format("CHECK FAILED: of the {} neighbours of rows 0, N/2, N-1, {} distances differ from "
-                                      "brute force, {} indices are wrong (out of range, the row itself, repeated, or "
-                                      "not at the reported distance)", 3 * c.k, bad, bad_index)
+                        ? fmt::format("CHECK FAILED: of the {} neighbours of rows 0, N/2, N-1, {} distances differ "
+                                      "from brute force, {} indices are wrong (out of range, the row itself, "
+                                      "repeated, or not at the reported distance)",
+                                      3 * c.k, bad, bad_index)
                         : fmt::format("check: rows 0, N/2, N-1: the {} neighbour distances match a long-double brute "
                                       "force, the indices are distinct points at those distances", c.k);
     }

@@ -28,7 +28,8 @@ def main():
     rows = json.load(open(sys.argv[1]))["rows"]
     # A row whose spot check failed is no measurement to publish (device-run.sh keeps one
     # only when every pass of it failed).
-    bad = [f"{r['name']} {r['shape']}: {r['check']}" for r in rows if str(r.get("check") or "").startswith("CHECK FAILED")]
+    bad = [f"{r['name']} {r['shape']}: {r['check']}" for r in rows
+           if str(r.get("check") or "").startswith("CHECK FAILED")]
     if bad:
         sys.exit(f"{sys.argv[1]}: {len(bad)} row(s) failed their spot check; {readme} left as it was:\n  " +
                  "\n  ".join(bad))

@@ -29,7 +29,8 @@ if [ "${1:-}" = pack ]; then
   for f in capi/libapairs.so.0 tests/test_api tests/test_core tests/capi/host_no_context tools/apairs tools/apairs_bench; do
     { mkdir -p ".device/build/$(dirname $f)" && cp -L "build/$f" ".device/build/$f" &&
       strip --strip-debug ".device/build/$f" &&
-      xz -T0 -6 -f ".device/build/$f"; } || failed "packing build/$f"  # (the device tool carries 64 MiB at most; run unpacks)
+      xz -T0 -6 -f ".device/build/$f"; } || failed "packing build/$f"
+    # (xz: the device tool carries 64 MiB at most; run unpacks)
   done
   cp ../shared/bench/peers.py .device/ || failed "copying ../shared/bench/peers.py"
   du -sh .device
