@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,6 +18,11 @@ CudaConfig plan_kernel(const KernelSpec &k, int64_t batch, int device, double oc
                        const std::string &what) {
     require_device(device);
     DeviceScope scope(device);
+    // One plan at a time: the carveout set on the function below is what CUDA's occupancy
+    // count at the end reads, and plans of one kernel may ask for different carveouts
+    // (potrs's and getrs's stream kernels: AoS and SoA).
+    static std::mutex planning;
+    const std::lock_guard<std::mutex> hold(planning);
     DeviceLimits limits = device_limits(device);
     check(cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limits.max_shared_per_block)),
           "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");

@@ -187,9 +187,15 @@ bool raise_shared_limit(const void *kernel, int64_t shared) {
     if (shared <= 48 * 1024) return false;  // (every kernel's default: another cause)
     cudaGetLastError();  // the failed launch's error (cudaFuncSetAttribute below clears it anyway)
     cudaFuncAttributes fa{};
-    // (a failure of another cause is reported as it was: the caller's error stands)
+    int device = 0, most = 0;
+    // (a failure of another cause is reported as it was: the caller's error stands.) The
+    // device's whole opt-in limit, not this launch's need: two threads raising it at once
+    // then set the same value, and neither lowers the other's.
     return cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.maxDynamicSharedSizeBytes < shared &&
-           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)) == cudaSuccess;
+           cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess &&
+           shared <= most &&
+           cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most) == cudaSuccess;
 }
 
 void launch_raw(const void *kernel, dim3 grid, dim3 block, void **params, int64_t shared, cudaStream_t stream,

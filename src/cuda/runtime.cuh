@@ -21,8 +21,9 @@ static_assert(CUDART_VERSION >= 12000, "libapairs needs CUDA 12 or later (cudaLa
 
 // After a launch of `kernel` that failed asking `shared` bytes of dynamic shared memory:
 // where more than the 48 KB default was asked, clears the failure and, where the
-// kernel's limit in the current context is lower, raises it; true where raised (the
-// launch may be made again; else the caller reports its error). A kernel's limit is a context's, set when planning: a call may run in
+// kernel's limit in the current context is lower, raises it to the device's opt-in most;
+// true where raised (the launch may be made again; else the caller reports its error). A
+// kernel's limit is a context's, set when planning: a call may run in
 // another context than planning's (the thread's current one), or find the limit lowered
 // since by another plan of the same kernel. So no launch queries an attribute
 // (cudaFuncGetAttributes took 0.7 us of CPU time where the launch itself took 5, H200 run

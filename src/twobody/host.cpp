@@ -448,7 +448,13 @@ struct CertainBins {
     explicit CertainBins(const std::vector<double> &edges) {
         const BinMargin m = bin_margin<T>(edges, 0);
         k = T(m.k), c = T(m.c);
-        usable = m.c < 0.0625 && m.k * double(edges.size()) < 0.0625;
+        // The margin's analysis assumes (v - e0) * iw finite for v up to the top edge: an
+        // inverse width or a span past T's range (bins of a few subnormal widths, or rmin
+        // and rmax near -max and max) sent lanes certain into the last slot
+        // (tests/twobody/test_rules.cpp's emulation of this pass).
+        const T iw = T(double(edges.size() - 1) / (edges.back() - edges.front()));
+        const T span = ceil_to<T>(edges.back()) - T(edges.front());
+        usable = m.c < 0.0625 && m.k * double(edges.size()) < 0.0625 && std::isfinite(iw) && std::isfinite(span);
     }
 };
 
