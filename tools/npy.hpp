@@ -40,6 +40,11 @@ namespace npy {
 struct Error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+// The reader's std::bad_alloc, reported as an Error (tests/fuzz/fuzz_npy.cpp tells it
+// from a refusal by its type: a header's text may say anything).
+struct OutOfMemory : Error {
+    using Error::Error;
+};
 
 enum class Type { F32, F64, U8, I32 };
 
@@ -485,7 +490,7 @@ inline Array read(std::FILE *fp, const std::string &path) {
             a.storage = std::move(buf);
         }
     } catch (const std::bad_alloc &) {
-        throw Error(claim + ": out of host memory");
+        throw OutOfMemory(claim + ": out of host memory");
     }
     return a;
 }

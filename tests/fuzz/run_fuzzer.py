@@ -7,8 +7,9 @@ WORKDIR (under the build directory) is emptied and gets two subdirectories: new/
 first corpus directory, where libFuzzer writes the inputs it finds (it must never write
 into the source tree), and artifacts/, where it writes a crashing input. FUZZER then
 replays SEED_CORPUS (read only: it is the second corpus directory) and fuzzes for the
--runs given. Exits with FUZZER's status; on a finding, names the artifact to add to the
-corpus through make_corpus.py.
+-runs given. Exits with 0 when FUZZER did, else 1 (never libFuzzer's 77, which Meson
+takes for a skip); on a finding, names the artifact to add to the corpus through
+make_corpus.py.
 """
 import os
 import shutil
@@ -50,7 +51,9 @@ def main():
     if rc != 0 and found:
         print("run_fuzzer.py: reproduce with %s %s; add it to make_corpus.py once understood"
               % (fuzzer, os.path.join(artifacts, found[0])), file=sys.stderr)
-    return rc
+    # libFuzzer exits with 77 on a finding (its -error_exitcode), which Meson reads as
+    # "skipped": any failure is 1 here, so that a finding fails the test.
+    return 1 if rc != 0 else 0
 
 
 if __name__ == "__main__":
