@@ -122,7 +122,9 @@ enum apairs_option_e {
      * gemm's AoS kernels of a sub-block an element take blocks of one element instead
      * where those keep 90 % of that occupancy's warps, and say so in the description). */
     APAIRS_OPTION_OCCUPANCY_TARGET = 1,
-    /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number in [0, 1024]. */
+    /* Host backend threads; 0 (the default) lets OpenMP decide. A whole number in [0, 1024].
+     * Called from inside the caller's own OpenMP parallel region where no nested region
+     * can be active (OpenMP's default), a plan runs on the calling thread alone. */
     APAIRS_OPTION_HOST_THREADS = 2,
     /* Device memory, in bytes, that executing a batched plan on CUDA may allocate to stage
      * arrays that live in host memory. Such a batch runs in chunks of elements that fit

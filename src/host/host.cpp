@@ -13,6 +13,11 @@ namespace apairs::host {
 
 int resolve_threads(int requested) {
 #if defined(_OPENMP)
+    // Inside a caller's active parallel region that allows no further active level
+    // (nesting off, OpenMP's default) the library's own regions run one thread: say so,
+    // so that no per-thread scratch is made for threads that never run (a histogram's
+    // 32 MiB a thread, for each of the caller's threads).
+    if (omp_get_active_level() >= omp_get_max_active_levels()) return 1;
     return requested > 0 ? requested : omp_get_max_threads();
 #else
     (void)requested;

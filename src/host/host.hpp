@@ -3,7 +3,8 @@
 
 namespace apairs::host {
 
-// The number of threads a request resolves to (0 = OpenMP's default; 1 without OpenMP).
+// The number of threads a request resolves to (0 = OpenMP's default; 1 without OpenMP,
+// and 1 inside a caller's parallel region where no nested region can be active).
 int resolve_threads(int requested);
 
 // The calling thread's index within the innermost OpenMP parallel region (0 outside one,

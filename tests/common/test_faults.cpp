@@ -98,8 +98,19 @@ TEST_CASE("every allocation that fails gives OUT_OF_MEMORY, writes nothing and l
           "[faults]") {
     const int32_t backend = test::backend();
 
+    // The runtimes warmed up: CUDA by a context, OpenMP (a plan asks it how many threads
+    // it may run, and libomp loads its tool libraries then) by a plan executed once.
     apairs_context_t ctx = kCtxSentinel;
-    REQUIRE(apairs_context_create(&ctx, backend, 0) == APAIRS_SUCCESS);  // runtimes warmed up
+    REQUIRE(apairs_context_create(&ctx, backend, 0) == APAIRS_SUCCESS);
+    {
+        apairs_plan_t plan = nullptr;
+        const float A[6] = {1, 2, 3, 4, 5, 6};
+        float D[9] = {};
+        REQUIRE(apairs_plan_create_pairwise(&plan, ctx, APAIRS_METRIC_L1, 0, APAIRS_DTYPE_F32, 3, 3, 2, 2, 2, 3) ==
+                APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_execute(plan, A, A, D) == APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+    }
     REQUIRE(apairs_context_destroy(ctx) == APAIRS_SUCCESS);
     ctx = kCtxSentinel;
     CHECK(sweep("apairs_context_create", [&] { return apairs_context_create(&ctx, backend, 0); },
