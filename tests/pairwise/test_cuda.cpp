@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apairs.h"
@@ -291,6 +292,93 @@ TEMPLATE_TEST_CASE("DOT and COSINE: cuBLAS's GEMM and the engine's own kernel (i
                         REQUIRE(std::fabs((long double)v - c) <= (2 * d + 8) * unit);
                     }
                 }
+        }
+    }
+}
+
+// One plan whose stream is CUDA's per-thread default stream (or the legacy one), executed
+// from several threads at once, each on its own arrays: cuBLAS's GEMM (one handle a plan,
+// its default workspace) is queued by each thread on that thread's own stream, so the
+// GEMMs run concurrently; every result must keep DOT's bound against its own thread's
+// inputs (inputs scaled by the thread's number, so that another thread's partial sums
+// would show). Small n1 x n2 and long rows: the shapes where a GEMM splits its sums.
+TEMPLATE_TEST_CASE("one DOT plan on the per-thread stream, executed from 8 threads at once", "[cuda][threads]", float,
+                   double) {
+    using T = TestType;
+    const int64_t n1 = 37, n2 = 29, d = 20011;
+    const int threads = 8, reps = 6;
+    const int32_t dtype = sizeof(T) == 4 ? APAIRS_DTYPE_F32 : APAIRS_DTYPE_F64;
+    const long double unit = std::ldexp(1.0L, sizeof(T) == 4 ? -24 : -53);
+    std::mt19937 rng(std::random_device{}());
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<std::vector<T>> A(threads), B(threads);
+    std::vector<std::vector<long double>> ref(threads), scale(threads);
+    for (int t = 0; t < threads; ++t) {
+        A[t].resize(size_t(n1 * d)), B[t].resize(size_t(n2 * d));
+        for (auto &x : A[t]) x = T(u(rng) * (t + 1));
+        for (auto &x : B[t]) x = T(u(rng));
+        ref[t].resize(size_t(n1 * n2)), scale[t].resize(size_t(n1 * n2));
+        for (int64_t i = 0; i < n1; ++i)
+            for (int64_t j = 0; j < n2; ++j) {
+                const DotSums s = dot_sums(A[t], B[t], i, j, d);
+                ref[t][size_t(i * n2 + j)] = s.ab, scale[t][size_t(i * n2 + j)] = s.scale;
+            }
+    }
+    for (cudaStream_t stream : {cudaStreamPerThread, cudaStreamLegacy}) {
+        INFO((stream == cudaStreamPerThread ? "cudaStreamPerThread" : "cudaStreamLegacy"));
+        Plan p;
+        REQUIRE(apairs_context_create(&p.ctx, APAIRS_BACKEND_CUDA, 0) == APAIRS_SUCCESS);
+        REQUIRE(apairs_context_set_stream(p.ctx, stream) == APAIRS_SUCCESS);
+        REQUIRE(apairs_plan_create_pairwise(&p.plan, p.ctx, APAIRS_METRIC_DOT, 0, dtype, n1, n2, d, d, d, n2) ==
+                APAIRS_SUCCESS);
+        char text[4096] = "";
+        REQUIRE(apairs_plan_describe(p.plan, text, sizeof text, nullptr) == APAIRS_SUCCESS);
+        INFO(text);
+        CHECK(std::string(text).find("cuBLAS") != std::string::npos);
+        std::vector<std::string> failures(threads);
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                T *dA = nullptr, *dB = nullptr, *dD = nullptr;
+                std::vector<T> D(size_t(n1 * n2));
+                auto fail = [&](const std::string &why) {
+                    if (failures[t].empty()) failures[t] = why;
+                };
+                if (cudaMalloc(&dA, A[t].size() * sizeof(T)) != cudaSuccess ||
+                    cudaMalloc(&dB, B[t].size() * sizeof(T)) != cudaSuccess ||
+                    cudaMalloc(&dD, D.size() * sizeof(T)) != cudaSuccess ||
+                    cudaMemcpy(dA, A[t].data(), A[t].size() * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess ||
+                    cudaMemcpy(dB, B[t].data(), B[t].size() * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess)
+                    fail("cudaMalloc or cudaMemcpy failed");
+                for (int r = 0; r < reps && failures[t].empty(); ++r) {
+                    // Device arrays (returns without waiting), then host ones (staged).
+                    const bool staged = r % 2 == 1;
+                    std::fill(D.begin(), D.end(), std::numeric_limits<T>::quiet_NaN());
+                    apairs_status_t st;
+                    if (staged) {
+                        st = apairs_plan_execute(p.plan, A[t].data(), B[t].data(), D.data());
+                    } else {
+                        cudaMemsetAsync(dD, 0xff, D.size() * sizeof(T), stream);
+                        st = apairs_plan_execute(p.plan, dA, dB, dD);
+                        if (st == APAIRS_SUCCESS &&
+                            (cudaMemcpyAsync(D.data(), dD, D.size() * sizeof(T), cudaMemcpyDeviceToHost, stream) !=
+                                 cudaSuccess ||
+                             cudaStreamSynchronize(stream) != cudaSuccess))
+                            fail("copying D back failed");
+                    }
+                    if (st != APAIRS_SUCCESS) fail(std::string("execute: ") + apairs_last_error());
+                    for (size_t k = 0; k < D.size() && failures[t].empty(); ++k)
+                        if (!(std::fabs((long double)D[k] - ref[t][k]) <= (d + 4) * unit * scale[t][k]))
+                            fail("rep " + std::to_string(r) + (staged ? " (staged)" : " (device arrays)") + ", D[" +
+                                 std::to_string(k) + "] = " + std::to_string(double(D[k])) + ", expected " +
+                                 std::to_string(double(ref[t][k])));
+                }
+                cudaFree(dA), cudaFree(dB), cudaFree(dD);
+            });
+        for (auto &th : pool) th.join();
+        for (int t = 0; t < threads; ++t) {
+            INFO("thread " << t << ": " << failures[t]);
+            CHECK(failures[t].empty());
         }
     }
 }
