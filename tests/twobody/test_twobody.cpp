@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -660,6 +661,61 @@ TEMPLATE_TEST_CASE("kNN matches a sorted brute-force reference, duplicates and t
     }
 }
 
+// apairs.h: a NaN distance is the farthest neighbour, after every number, and between
+// NaNs the smaller index first. Rows with a NaN coordinate (at every distance NaN) among
+// rows of small integers (exact distances, ties): every row's k = all candidates, in
+// (distance, index) order with the NaN rows last by index.
+TEMPLATE_TEST_CASE("kNN puts NaN distances after every number, by index", "[twobody]", float, double) {
+    using T = TestType;
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << ", backend " << test::backend_name() << ", " << Type<T>::name);
+    Rng rng(seed);
+    Context ctx;
+    const int64_t n = 23, d = 3;
+    Matrix<T> A(n, d, d);
+    fill_choice<T>(A, rng, {T(0), T(1), T(2), T(3)});
+    const std::vector<int64_t> nan_rows = {0, 5, 6, 22};
+    for (int64_t r : nan_rows) A.row(r)[r % d] = std::numeric_limits<T>::quiet_NaN();
+    const auto is_nan_row = [&](int64_t r) { return std::find(nan_rows.begin(), nan_rows.end(), r) != nan_rows.end(); };
+    for (const MetricSpec &m : std::vector<MetricSpec>{{APAIRS_METRIC_L1, 0, "l1"}, {APAIRS_METRIC_L2, 0, "l2"},
+                                                       {APAIRS_METRIC_LINF, 0, "linf"}}) {
+        INFO(m.name);
+        const int64_t k = n - 1;
+        TPlan plan;
+        APAIRS_REQUIRE_OK(apairs_plan_create_knn(&plan.h, ctx.h, APAIRS_PAIRS_AUTO, m.metric, m.p, Type<T>::dtype, n, 0,
+                                                 d, d, 0, k));
+        std::vector<int64_t> idx(size_t(n * k), kPoison64);
+        std::vector<T> dist(size_t(n * k), poison<T>());
+        APAIRS_REQUIRE_OK(apairs_plan_execute_knn(plan.h, A.data(), nullptr, idx.data(), dist.data()));
+        for (int64_t i = 0; i < n; ++i) {
+            // The expected order: numbers by (distance, index), then the NaNs by index.
+            std::vector<std::pair<long double, int64_t>> numbers;
+            std::vector<int64_t> nans;
+            for (int64_t j = 0; j < n; ++j) {
+                if (j == i) continue;
+                if (is_nan_row(i) || is_nan_row(j)) {
+                    nans.push_back(j);
+                    continue;
+                }
+                numbers.push_back({ref_pair(m, A.row(i), A.row(j), d, {}).dist, j});
+            }
+            std::sort(numbers.begin(), numbers.end());
+            for (int64_t q = 0; q < k; ++q) {
+                const bool want_nan = q >= int64_t(numbers.size());
+                const int64_t want = want_nan ? nans[size_t(q - int64_t(numbers.size()))] : numbers[size_t(q)].second;
+                const T got = dist[size_t(i * k + q)];
+                INFO("row " << i << ", neighbour " << q << ": got " << idx[size_t(i * k + q)] << " at " << got
+                            << ", expected " << want);
+                CHECK(idx[size_t(i * k + q)] == want);
+                if (want_nan)
+                    CHECK(std::isnan(got));
+                else
+                    CHECK(got == T(numbers[size_t(q)].first));
+            }
+        }
+    }
+}
+
 // apairs.h: a pair's distance is the value apairs_plan_execute writes, the same sums in
 // the same order as its tile engines: past one group of 32 slices too (d = 1100: two
 // groups, the last partial; 2100: three), where the order has its third level. CUDA's
@@ -780,6 +836,10 @@ TEST_CASE("bad two-body arguments get clear statuses and write nothing", "[twobo
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 2, nullptr, 0, nullptr); }},
         {"unsorted radii", APAIRS_ERROR_INVALID_VALUE,
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 2, unsorted, 0, nullptr); }},
+        {"equal radii", APAIRS_ERROR_INVALID_VALUE,
+         [&](apairs_plan_t *p) { const double r2[] = {0.1, 0.1}; return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 2, r2, 0, nullptr); }},
+        {"equal edges", APAIRS_ERROR_INVALID_VALUE,
+         [&](apairs_plan_t *p) { const double e3[] = {0, 0.1, 0.1}; return apairs_plan_create_histogram_edges(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 2, e3, 0, nullptr); }},
         {"NaN radius", APAIRS_ERROR_INVALID_VALUE,
          [&](apairs_plan_t *p) { return apairs_plan_create_pair_counts(p, ctx.h, AUTO, L2, 0, F32, 10, 0, 3, 3, 0, 1, nan_r, 0, nullptr); }},
         {"box side 0", APAIRS_ERROR_INVALID_VALUE,
