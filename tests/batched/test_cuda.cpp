@@ -12,7 +12,8 @@
 // line, rows and panel; 18 sizes from 1 to 128) the bits, pivots and info of theirs, and
 // getrs's kernels of n > 8 with at most 8 right-hand sides (rows and stream; 13 sizes from
 // 9 to 128, every layout, order and op) the bits of its column solves; an execute whose
-// kernel's shared-memory limit was lowered after planning raises it again and runs.
+// kernel's shared-memory limit was lowered after planning raises it again and runs; gemm
+// with alpha = 0 scales C bit for bit on device arrays on and off the 16-byte grid.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -112,7 +113,7 @@ struct DeviceCopy {
     T *base = nullptr, *p = nullptr;
     size_t n = 0;
     DeviceCopy(const std::vector<T> &host, int shift) : n(host.size()) {
-        cuda_ok(cudaMalloc(&base, (n + 1) * sizeof(T)));
+        cuda_ok(cudaMalloc(&base, (n + size_t(std::max(shift, 1))) * sizeof(T)));
         p = base + shift;
         cuda_ok(cudaMemcpy(p, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
     }
@@ -310,6 +311,62 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
     // partial stage), so most blocks of the plan's grid get no stage of a chunk and some one.
     api_ok(apairs_context_set_option(su.small.h, APAIRS_OPTION_STAGING_BYTES, double(3 << 20)));
     check_gemv<double>(su.small.h, rng, {8, 8, 8, 64, 80021, false, 0.5}, -1, gemv);
+}
+
+// alpha = 0 (C = beta C, A and B never read): the scale kernel's flat 16-byte run (C's
+// entries fill their span: AoS and SoA without padding) and its entry walk (padded), on
+// device arrays 0 to 3 values off the 16-byte grid (the flat run's scalar head), 15
+// entries an element (its scalar tail), batches of 1, 37 and 300007 (a thread walking
+// many elements): every entry beta C bit for bit, the padding and the values either side
+// of C untouched; A and B hold NaN.
+TEMPLATE_TEST_CASE("batched CUDA: gemm with alpha = 0 scales C on arrays on the 16-byte grid and off it",
+                   "[cuda][batched][gemm]", float, double) {
+    using T = TestType;
+    Setup su;
+    INFO("seed " << su.seed);
+    const int32_t dtype = std::is_same<T, double>::value ? APAIRS_DTYPE_F64 : APAIRS_DTYPE_F32;
+    const int64_t m = 3, n = 5, k = 4, guard = 8;
+    const T poison = T(-7.25e30);
+    for (bool soa : {false, true})
+        for (int64_t pad : {0, 1})
+            for (int64_t batch : {1, 37, 300007})
+                for (double beta : {0.0, 0.5})
+                    for (int shift : {0, 1, 2, 3}) {
+                        INFO((soa ? "SoA" : "AoS") << " pad " << pad << " batch " << batch << " beta " << beta
+                                                   << " shift " << shift);
+                        const int64_t ld = n + pad, extent = (m - 1) * ld + n, stride = (soa ? batch : extent) + pad;
+                        const int64_t span = soa ? (extent - 1) * stride + batch : (batch - 1) * stride + extent;
+                        // C with `guard` poison values before and after it in its allocation.
+                        std::vector<T> c(size_t(span + 2 * guard), poison);
+                        std::vector<char> entry(size_t(span), 0);
+                        for (int64_t e = 0; e < batch; ++e)
+                            for (int64_t i = 0; i < m; ++i)
+                                for (int64_t j = 0; j < n; ++j) {
+                                    const int64_t x = soa ? (i * ld + j) * stride + e : e * stride + i * ld + j;
+                                    entry[size_t(x)] = 1;
+                                    c[size_t(guard + x)] = T(su.u(su.rng));
+                                }
+                        const DeviceCopy<T> dc(c, shift);
+                        const std::vector<T> nan(size_t(m * k * batch), std::numeric_limits<T>::quiet_NaN());
+                        const DeviceCopy<T> da(nan, 0), db(nan, 0);
+                        apairs_plan_t plan = nullptr;
+                        api_ok(apairs_plan_create_gemm_batched(
+                            &plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS, APAIRS_ORDER_ROW_MAJOR,
+                            APAIRS_OP_N, APAIRS_OP_N, m, n, k, 0.0, beta, k, soa ? batch : m * k, n,
+                            soa ? batch : k * n, ld, stride, batch));
+                        run_plan(plan, ",alpha=0", [&](apairs_plan_t p) {
+                            return apairs_plan_execute_gemm(p, da.p, db.p, dc.p + guard);
+                        });
+                        const std::vector<T> got = dc.back();
+                        int64_t bad = 0, touched = 0;
+                        for (int64_t x = 0; x < span + 2 * guard; ++x) {
+                            const bool in = x >= guard && x < guard + span && entry[size_t(x - guard)];
+                            const T want = !in ? c[size_t(x)] : beta == 0 ? T(0) : T(beta) * c[size_t(x)];
+                            (in ? bad : touched) += std::memcmp(&want, &got[size_t(x)], sizeof(T)) != 0;
+                        }
+                        CHECK(bad == 0);
+                        CHECK(touched == 0);
+                    }
 }
 
 // The dynamic shared-memory limit belongs to the kernel (in a context), not to the plan:
