@@ -466,3 +466,93 @@ TEST_CASE("genotype: swapping A1 and A2 changes no metric", "[genotype]") {
         }
     apairs_context_destroy(ctx);
 }
+
+// apairs_genotype_pack takes bytes 0, 1, 2 and missing_value only: any other byte, 3 (the
+// first past the genotypes) and 255 included, anywhere in the rows, fails with its
+// position before anything is written; missing_value may be anything from 3 to 255, its
+// bytes packed as PLINK's missing code (1).
+TEST_CASE("genotype: pack refuses every byte but 0, 1, 2 and missing_value; missing_value 3 to 255",
+          "[genotype][errors]") {
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed);
+    Rng rng(seed);
+    apairs_context_t ctx = nullptr;
+    APAIRS_REQUIRE_OK(apairs_context_create(&ctx, APAIRS_BACKEND_HOST, 0));
+    const int64_t n = 1 + int64_t(rng() % 9), d = 1 + int64_t(rng() % 70), ldg = d + int64_t(rng() % 3);
+    const int64_t rb = row_bytes(d);
+    std::vector<uint8_t> good(size_t(n * ldg), 0);
+    for (uint8_t &g : good) g = uint8_t(rng() % 3);
+    for (int bad = 3; bad <= 255; ++bad) {
+        for (int32_t mv : {3, 128, 255}) {
+            if (bad == mv) continue;
+            std::vector<uint8_t> g = good, out(size_t(n * rb), 0x5A);
+            const int64_t i = int64_t(rng() % uint64_t(n)), k = int64_t(rng() % uint64_t(d));
+            g[size_t(i * ldg + k)] = uint8_t(bad);
+            INFO("byte " << bad << " at [" << i << "][" << k << "], missing_value " << mv << ", n " << n << " d " << d);
+            const apairs_status_t s = apairs_genotype_pack(ctx, g.data(), n, d, ldg, mv, out.data(), rb);
+            CHECK(s == APAIRS_ERROR_INVALID_VALUE);
+            const std::string msg = apairs_last_error();
+            CHECK(msg.find("genotypes[" + std::to_string(i) + "][" + std::to_string(k) + "] = " + std::to_string(bad)) !=
+                  std::string::npos);
+            for (uint8_t v : out) CHECK(v == 0x5A);
+        }
+    }
+    // missing_value at both ends of its range: its bytes pack as code 1, the rest as PLINK's.
+    for (int32_t mv : {3, 255}) {
+        std::vector<uint8_t> g = good, out(size_t(n * rb), 0x5A);
+        for (uint8_t &x : g)
+            if (rng() % 4 == 0) x = uint8_t(mv);
+        INFO("missing_value " << mv);
+        APAIRS_REQUIRE_OK(apairs_genotype_pack(ctx, g.data(), n, d, ldg, mv, out.data(), rb));
+        for (int64_t i = 0; i < n; ++i)
+            for (int64_t k = 0; k < d; ++k) {
+                const uint8_t x = g[size_t(i * ldg + k)];
+                const int want = x == mv ? 1 : x == 0 ? 0 : x == 1 ? 2 : 3;
+                CHECK(((out[size_t(i * rb + k / 4)] >> (2 * (k % 4))) & 3) == want);
+            }
+    }
+    apairs_context_destroy(ctx);
+}
+
+// B given as the same pointer as A with another stride (ldb != lda, n1 = n2): B's rows are
+// other bytes of A's array (a row's tail and padding, the next row's head), not A's rows,
+// so D is not symmetric. Every metric against the reference of the rows B's stride picks.
+TEST_CASE("genotype: B at A's address with another stride is read with its own stride", "[genotype]") {
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed);
+    Rng rng(seed);
+    for (int64_t d : {5, 67, 301}) {
+        const int64_t n = 3 + int64_t(rng() % 20);
+        const Cohort A = make_cohort(rng, n, d, 0.1, 3 + int64_t(rng() % 3));
+        // B: the same bytes read n rows at stride ldb, decoded from the codes; the unused
+        // bits of its last byte are ignored, as for any row.
+        Cohort B;
+        B.n = n, B.d = d, B.ld = row_bytes(d) + int64_t(rng() % 3);
+        REQUIRE(B.ld != A.ld);
+        B.g.resize(size_t(n * d));
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t k = 0; k < d; ++k) {
+                const int code = (A.packed[size_t(j * B.ld + k / 4)] >> (2 * (k % 4))) & 3;
+                B.g[size_t(j * d + k)] = code == 1 ? kMiss : code == 0 ? 0 : code == 2 ? 1 : 2;
+            }
+        B.packed = A.packed;  // (not read: `same` passes A's array for B)
+        check_all(A, B, true, 2);
+        check_all(A, B, true, 1);
+    }
+}
+
+// The allele metrics take a two-term form for tiles whose rows have no missing call,
+// which needs every row of both A and B complete: one side complete and the other with
+// missing calls, each way round, through check_all (every metric, every entry exact).
+TEST_CASE("genotype: one cohort complete and the other with missing calls, each way round", "[genotype]") {
+    const uint64_t seed = ref::fresh_seed();
+    INFO("seed " << seed);
+    Rng rng(seed);
+    for (int64_t d : {3, 70, 517}) {
+        const int64_t n1 = 1 + int64_t(rng() % 40), n2 = 1 + int64_t(rng() % 40);
+        const double miss = d < 10 ? 0.4 : 0.05;
+        const Cohort full = make_cohort(rng, n1, d, 0.0), holes = make_cohort(rng, n2, d, miss, 0);
+        check_all(full, holes, false, 2);
+        check_all(holes, full, false, 1);
+    }
+}

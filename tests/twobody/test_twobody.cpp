@@ -7,6 +7,7 @@
 // reference puts it, and the totals always equal the number of pairs. Outputs are
 // poisoned first. A failure prints its seed; APAIRS_TEST_SEED=N replays it.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -929,6 +930,15 @@ TEST_CASE("bad two-body arguments get clear statuses and write nothing", "[twobo
     expect_status(apairs_plan_execute_histogram(k.h, A.data(), nullptr, counts.data()), APAIRS_ERROR_UNSUPPORTED, "a kNN plan to execute_histogram");
     expect_status(apairs_plan_execute_knn(pc.h, A.data(), nullptr, idx.data(), dist.data()), APAIRS_ERROR_UNSUPPORTED, "a counts plan to execute_knn");
     expect_status(apairs_plan_execute(pc.h, A.data(), A.data(), dist.data()), APAIRS_ERROR_UNSUPPORTED, "a counts plan to apairs_plan_execute");
+    // A null weights_a is named, in CROSS and in AUTO (where it is weights_b too).
+    expect_status(apairs_plan_execute_histogram_weighted(h.h, A.data(), A.data(), nullptr, w.data(), counts.data(), sums.data()),
+                  APAIRS_ERROR_NULL_POINTER, "null weights_a in CROSS");
+    CHECK(std::string(apairs_last_error()).find("weights_a") != std::string::npos);
+    TPlan ha;
+    APAIRS_REQUIRE_OK(apairs_plan_create_histogram_edges(&ha.h, ctx.h, AUTO, L2, 0, F32, 50, 0, 3, 3, 0, 2, edges, 0, nullptr));
+    expect_status(apairs_plan_execute_histogram_weighted(ha.h, A.data(), nullptr, nullptr, nullptr, counts.data(), sums.data()),
+                  APAIRS_ERROR_NULL_POINTER, "null weights_a in AUTO");
+    CHECK(std::string(apairs_last_error()).find("weights_a") != std::string::npos);
     untouched();
     // AUTO ignores B and weights_b.
     APAIRS_REQUIRE_OK(apairs_plan_execute_knn(k.h, A.data(), nullptr, idx.data(), dist.data()));
@@ -991,4 +1001,185 @@ TEMPLATE_TEST_CASE("edges and radii on exact distances: e_b <= distance < e_b+1 
             CHECK(run_counts(ctx.h, m, A, Bp, edges) == within);
         }
     }
+}
+
+// More than 16 radii take a binary search for a pair's first radius (the engines' radius
+// slot) instead of a scan. Small integers as in the test above, so that every distance
+// is an exact integer: radii on every half-integer from -0.5 to the largest distance
+// (a random subset of them, at least 17, always with the largest distance itself, the
+// top of the search), each count exactly the pairs with distance <= r; L2 in d = 1 takes
+// the cell list, the others the brute-force pass.
+TEMPLATE_TEST_CASE("pair counts with more than 16 radii: distance <= r exactly, radii on the distances",
+                   "[twobody]", float, double) {
+    using T = TestType;
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    std::uniform_real_distribution<double> u(0, 1);
+    const std::vector<std::pair<MetricSpec, int64_t>> cases = {{{APAIRS_METRIC_L1, 0, "l1"}, 3},
+                                                               {{APAIRS_METRIC_SQEUCLIDEAN, 0, "sqeuclidean"}, 2},
+                                                               {{APAIRS_METRIC_LINF, 0, "linf"}, 4},
+                                                               {{APAIRS_METRIC_HAMMING, 0, "hamming"}, 23},
+                                                               {{APAIRS_METRIC_L2, 0, "l2"}, 1}};
+    const std::vector<T> values = {T(0), T(1), T(2), T(3), T(4), T(5), T(6), T(7), T(8), T(9)};
+    for (const auto &mc : cases) {
+        const MetricSpec &m = mc.first;
+        const int64_t d = mc.second;
+        for (bool autopairs : {true, false}) {
+            Matrix<T> A(150 + int64_t(rng() % 60), d, d + int64_t(rng() % 2)),
+                B(autopairs ? 0 : 40 + int64_t(rng() % 60), d, d);
+            fill_choice<T>(A, rng, values);
+            if (!autopairs) fill_choice<T>(B, rng, values);
+            const Matrix<T> *Bp = autopairs ? nullptr : &B;
+            std::vector<double> dist;
+            double top = 0;
+            for (const RefPair &p : ref_pairs(m, A, B, autopairs)) {
+                const double dd = double(p.dist);
+                REQUIRE(dd == std::floor(dd));  // the test's premise: integer distances
+                dist.push_back(dd);
+                top = std::max(top, dd);
+            }
+            std::vector<double> all;
+            for (double r = -0.5; r < top; r += 0.5) all.push_back(r);
+            REQUIRE(all.size() >= 17);
+            const double keep = 0.4 + 0.6 * u(rng);
+            std::vector<double> radii;
+            for (double r : all)
+                if (u(rng) < keep) radii.push_back(r);
+            if (radii.size() < 16) radii = all;
+            radii.push_back(top);  // the largest radius on the largest distance
+            std::vector<int64_t> want(radii.size(), 0);
+            for (double dd : dist)
+                for (size_t q = 0; q < radii.size(); ++q) want[q] += dd <= radii[q];
+            INFO(m.name << (autopairs ? " AUTO" : " CROSS") << " n1=" << A.rows << " n2=" << B.rows << ", "
+                        << radii.size() << " radii up to " << top);
+            CHECK(run_counts(ctx.h, m, A, Bp, radii) == want);
+        }
+    }
+}
+
+// The cell list bins points into cells a little wider than the largest radius, so that a
+// pair within it always lies in neighbouring cells. Pairs at exactly the largest radius
+// along an axis, their first point a few 2^-13 radii below a whole number of radii from
+// the lowest coordinate (where the cell boundaries would fall for cells a hair narrower
+// than the radius), among random points; coordinates on a grid of 2^-13 in [0, 6], so
+// that every squared distance is exact in double: each count is exactly the pairs with
+// squared distance <= r^2, counted in integers.
+TEST_CASE("pair counts: the cell list counts pairs at exactly the largest radius across cell boundaries",
+          "[twobody]") {
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    const MetricSpec l2{APAIRS_METRIC_L2, 0, "l2"};
+    const int64_t R = 8192;  // the largest radius, 1.0, in grid units of 2^-13
+    std::uniform_int_distribution<int64_t> coord(0, 4 * R);
+    using Point = std::array<int64_t, 3>;
+    for (int64_t d = 1; d <= 3; ++d) {
+        for (bool autopairs : {true, false}) {
+            INFO("d = " << d << (autopairs ? " AUTO" : " CROSS"));
+            std::vector<Point> pa, pb;
+            pa.push_back({0, 0, 0});  // the lowest coordinate in every dimension: 0
+            for (int64_t c = 1; c <= 3; ++c)
+                for (int64_t j = 1; j <= 8 * (c + 1) + 4; ++j) {
+                    Point p = {coord(rng), coord(rng), coord(rng)};
+                    const int64_t k = int64_t(rng() % uint64_t(d));
+                    p[size_t(k)] = c * R - j;
+                    Point q = p;
+                    q[size_t(k)] += R;
+                    pa.push_back(p);
+                    (autopairs ? pa : pb).push_back(q);
+                }
+            const int64_t fill = 60 + int64_t(rng() % 100);
+            for (int64_t t = 0; t < fill; ++t) {
+                pa.push_back({coord(rng), coord(rng), coord(rng)});
+                if (!autopairs) pb.push_back({coord(rng), coord(rng), coord(rng)});
+            }
+            std::shuffle(pa.begin(), pa.end(), rng);
+            std::shuffle(pb.begin(), pb.end(), rng);
+            auto to_matrix = [&](const std::vector<Point> &pts) {
+                Matrix<double> X(int64_t(pts.size()), d, d);
+                for (size_t i = 0; i < pts.size(); ++i)
+                    for (int64_t k = 0; k < d; ++k) X.row(int64_t(i))[k] = std::ldexp(double(pts[i][size_t(k)]), -13);
+                return X;
+            };
+            const Matrix<double> A = to_matrix(pa), B = to_matrix(pb);
+            // Radii in grid units: a few below R, and R.
+            std::vector<int64_t> ru = {R / 8 + int64_t(rng() % 64), R / 2 + int64_t(rng() % 64), R - int64_t(rng() % 9), R};
+            std::sort(ru.begin(), ru.end());
+            ru.erase(std::unique(ru.begin(), ru.end()), ru.end());
+            std::vector<double> radii;
+            for (int64_t r : ru) radii.push_back(std::ldexp(double(r), -13));
+            std::vector<int64_t> want(ru.size(), 0);
+            const std::vector<Point> &qb = autopairs ? pa : pb;
+            for (size_t i = 0; i < pa.size(); ++i)
+                for (size_t j = autopairs ? i + 1 : 0; j < qb.size(); ++j) {
+                    int64_t s = 0;
+                    for (int64_t k = 0; k < d; ++k) {
+                        const int64_t t = pa[i][size_t(k)] - qb[j][size_t(k)];
+                        s += t * t;
+                    }
+                    for (size_t q = 0; q < ru.size(); ++q) want[q] += s <= ru[q] * ru[q];
+                }
+            CHECK(run_counts(ctx.h, l2, A, autopairs ? nullptr : &B, radii) == want);
+        }
+    }
+}
+
+// apairs.h: the fixed-point sums are exact and each is rounded to double once at the end,
+// to nearest with ties to even. One point against points at L1 distances 0 to 3 (one slot
+// each), weights +-2^15 and +-2^-37, +-2^-38 (products +-2^30, and +-2^-22, +-2^-23: the
+// bits just at and above the rounding position of a sum near 2^30 or 2^31): many sums
+// fall exactly halfway between two doubles. Each sum must be the correctly rounded exact
+// sum (|sum| < 2^32, so the fixed-point value is exact in long double and rounds once).
+TEST_CASE("weighted histograms: a sum halfway between two doubles rounds to the even one", "[twobody]") {
+    const uint64_t seed = fresh_seed();
+    INFO("seed " << seed << " (replay: APAIRS_TEST_SEED=" << seed << "), backend " << test::backend_name());
+    Rng rng(seed);
+    Context ctx;
+    const MetricSpec l1{APAIRS_METRIC_L1, 0, "l1"};
+    const std::vector<double> e = {0.5, 1.5, 2.5};  // slot s holds the distance s
+    int64_t ties = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+        const int64_t n2 = trial < 2 ? 2 : 1 + int64_t(rng() % 45);
+        Matrix<double> A(1, 1, 1), B(n2, 1, 1 + int64_t(rng() % 2));
+        A.row(0)[0] = 0;
+        fill_choice<double>(B, rng, {0.0, 1.0, -1.0, 2.0, -2.0, 3.0});
+        std::vector<double> wa = {rng() % 2 ? 32768.0 : -32768.0};
+        std::vector<double> wb(static_cast<size_t>(n2));
+        int big = 0;
+        for (double &w : wb) {
+            const double sign = rng() % 2 ? 1.0 : -1.0;
+            if (rng() % 6 == 0 && big < 3) w = sign * 32768.0, ++big;
+            else w = sign * std::ldexp(1.0, -37 - int(rng() % 2));
+        }
+        if (trial < 2) {  // 2^30 + 2^-23: halfway above 2^30 (even); 2^30 + 3 2^-23: halfway, odd below
+            B.row(0)[0] = B.row(1)[0] = 0;
+            wa = {32768.0};
+            wb = {32768.0, trial == 0 ? std::ldexp(1.0, -38) : 3 * std::ldexp(1.0, -38)};
+        }
+        INFO("trial " << trial << " n2 = " << n2);
+        std::vector<double> sums;
+        const std::vector<int64_t> c = run_histogram(ctx.h, l1, A, &B, e, false, {}, &wa, &wb, &sums);
+        std::vector<__int128> exact(e.size() + 1, 0);
+        std::vector<int64_t> want_counts(e.size() + 1, 0);
+        for (int64_t j = 0; j < n2; ++j) {
+            const size_t s = size_t(std::fabs(B.row(j)[0]));
+            exact[s] += (__int128)std::llrint(std::ldexp(wa[0] * wb[size_t(j)], 32));  // exact: powers of two
+            ++want_counts[s];
+        }
+        CHECK(c == want_counts);
+        for (size_t s = 0; s < exact.size(); ++s) {
+            REQUIRE((exact[s] < ((__int128)1 << 64) && exact[s] > -((__int128)1 << 64)));
+            const long double x = (long double)exact[s];  // exact: below 2^64 in magnitude
+            const double want = double(std::ldexp(x, -32));  // one rounding, to nearest even
+            const long double r = std::ldexp(x, -32) - (long double)want;
+            const long double ulp = (long double)std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+            ties += want != 0 && fabsl(r) * 2 == ulp;
+            INFO("slot " << s << ": got " << sums[s] << ", want " << want);
+            CHECK(std::memcmp(&sums[s], &want, sizeof want) == 0);
+        }
+    }
+    CHECK(ties > 0);  // the premise: some sums were ties
 }
