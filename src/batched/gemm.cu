@@ -1825,27 +1825,32 @@ __global__ void scale_kernel(const ScaleArgs<T> g) {
         if (x < nv) pv[x] = beta == T(0) ? fp(Pack{}) : fp(pv[x]);
         return;
     }
-    // Entry q of elements e0, e0 + k, ... below the batch.
+    // Entry q of elements e0, e0 + k, ... below the batch. Offsets are formed only for
+    // elements that exist (below (batch - 1) x stride + extent, which validation bounded).
     auto walk = [&](int64_t q, int64_t e0, int64_t k) {
-        const int64_t i = m.row_major ? q / m.cols : q % m.rows, j = m.row_major ? q % m.cols : q / m.rows;
-        T *p = g.out + m.index(i, j, e0);
-        const int64_t step = k * (m.soa ? 1 : m.stride);
         int64_t left = e0 < g.batch ? (g.batch - 1 - e0) / k + 1 : 0;  // the elements this thread writes
+        if (left == 0) return;
+        const int64_t i = m.row_major ? q / m.cols : q % m.rows, j = m.row_major ? q % m.cols : q / m.rows;
+        int64_t o = m.index(i, j, e0);
+        const int64_t step = left > 1 ? k * (m.soa ? 1 : m.stride) : 0;
         constexpr int U = 32 / sizeof(T);  // the values a thread keeps in flight
-        if (beta == T(0)) {
-            for (; left >= U; left -= U, p += U * step)
+        for (; left >= U; left -= U) {
+            if (beta == T(0)) {
 #pragma unroll
-                for (int u = 0; u < U; ++u) p[u * step] = T(0);
-        } else {
-            for (; left >= U; left -= U, p += U * step) {
+                for (int u = 0; u < U; ++u) g.out[o + u * step] = T(0);
+            } else {
                 T v[U];
 #pragma unroll
-                for (int u = 0; u < U; ++u) v[u] = p[u * step];
+                for (int u = 0; u < U; ++u) v[u] = g.out[o + u * step];
 #pragma unroll
-                for (int u = 0; u < U; ++u) p[u * step] = beta * v[u];
+                for (int u = 0; u < U; ++u) g.out[o + u * step] = beta * v[u];
             }
+            if (left > U) o += U * step;
         }
-        for (; left > 0; --left, p += step) *p = beta == T(0) ? T(0) : beta * *p;
+        for (; left > 0; --left) {
+            g.out[o] = beta == T(0) ? T(0) : beta * g.out[o];
+            if (left > 1) o += step;
+        }
     };
     const int64_t k = threads / per;
     if (k > 0) {

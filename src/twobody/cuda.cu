@@ -469,11 +469,11 @@ reduce_kernel(const M m, const Box<typename M::in_t> box, const typename M::in_t
 }
 
 // The caller's outputs, from the global counters, by one block: pair counts cumulative,
-// histogram counts as they are, sums rounded to double. Nothing when *bad is set.
+// histogram counts as they are, sums rounded to double. Nothing when a weight was bad.
 __global__ void finish_kernel(int mode, int slots, int64_t nout, const unsigned long long *gcount,
                               const unsigned long long *glo, const long long *ghi, int64_t *counts, double *sums,
-                              const int *bad) {
-    if (*bad) return;
+                              const unsigned long long *bad) {
+    if (bad[0] | bad[1]) return;
     if (mode == kRadii || mode == kOneRadius) {
         if (threadIdx.x == 0) {
             unsigned long long run = 0;
@@ -490,10 +490,11 @@ __global__ void finish_kernel(int mode, int slots, int64_t nout, const unsigned 
     }
 }
 
-// Weights must be finite with |w| <= 2^15: *bad = 1 otherwise.
-__global__ void check_weights(const double *w, int64_t n, int *bad) {
+// Weights must be finite with |w| <= 2^15: *bad = n - i for the first i that is not (0:
+// every weight good), so that the message can name it as the host's check does.
+__global__ void check_weights(const double *w, int64_t n, unsigned long long *bad) {
     for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-        if (!(fabs(w[i]) <= kMaxWeight)) *bad = 1;
+        if (!(fabs(w[i]) <= kMaxWeight)) atomicMax(bad, static_cast<unsigned long long>(n - i));
 }
 
 // ---- kNN ------------------------------------------------------------------------------
@@ -916,14 +917,14 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     auto *gcount = reinterpret_cast<unsigned long long *>(base);
     auto *glo = gcount + slots;
     auto *ghi = reinterpret_cast<long long *>(glo + slots);
-    int *bad = reinterpret_cast<int *>(ghi + slots);
+    auto *bad = reinterpret_cast<unsigned long long *>(ghi + slots);  // weights_a's, weights_b's (check_weights)
     void *thr = base + size_t(slots) * 24 + 16;
     check(cudaMemsetAsync(base, 0, size_t(slots) * 24 + 16, stream), "cudaMemsetAsync");
     if (weighted) {
         launch("two-body check_weights launch", check_weights, 64, 256, 0, stream,
                static_cast<const double *>(st.view(wa_slot).ptr), pb.pw.n1, bad);
         launch("two-body check_weights launch", check_weights, 64, 256, 0, stream,
-               static_cast<const double *>(st.view(wb_slot).ptr), pb.pw.n2, bad);
+               static_cast<const double *>(st.view(wb_slot).ptr), pb.pw.n2, bad + 1);
     }
     // Tiles of S = TB * rows points (the kernel this execute runs).
     const int fast = weighted ? int(kFastNone) : cfg.fast;
@@ -996,10 +997,20 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
     launch("two-body finish kernel launch", finish_kernel, 1, 256, 0, stream, mode, slots, nout, gcount, glo, ghi,
            static_cast<int64_t *>(vc.ptr), weighted ? static_cast<double *>(st.view(s_slot).ptr) : nullptr, bad);
     if (weighted) {
-        int flag = 0;
-        check(cudaMemcpyAsync(&flag, bad, sizeof flag, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+        unsigned long long flag[2] = {0, 0};
+        check(cudaMemcpyAsync(flag, bad, sizeof flag, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
         check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-        if (flag) fail(APAIRS_ERROR_INVALID_VALUE, "weights: every weight must be finite with |w| <= 2^15");
+        // The first bad weight, weights_a's before weights_b's, named as the host names it.
+        for (int q = 0; q < 2; ++q)
+            if (flag[q]) {
+                const int64_t n = q == 0 ? pb.pw.n1 : pb.pw.n2, i = n - int64_t(flag[q]);
+                double w = 0;
+                check(cudaMemcpy(&w, static_cast<const double *>(st.view(q == 0 ? wa_slot : wb_slot).ptr) + i,
+                                 sizeof w, cudaMemcpyDeviceToHost),
+                      "cudaMemcpy");
+                fail(APAIRS_ERROR_INVALID_VALUE, "{}[{}] = {}: weights must be finite with |w| <= 2^15",
+                     q == 0 ? "weights_a" : "weights_b", i, w);
+            }
     }
     st.finish();
 }

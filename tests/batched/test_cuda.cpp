@@ -317,8 +317,8 @@ TEST_CASE("batched CUDA: gemv and dot planned for bulk copies, on arrays on the 
 // entries fill their span: AoS and SoA without padding) and its entry walk (padded), on
 // device arrays 0 to 3 values off the 16-byte grid (the flat run's scalar head), 15
 // entries an element (its scalar tail), batches of 1, 37 and 300007 (a thread walking
-// many elements): every entry beta C bit for bit, the padding and the values either side
-// of C untouched; A and B hold NaN.
+// many elements): every entry beta C bit for bit (beta = 0: +0, one entry NaN before), the
+// padding and the values either side of C untouched; A and B hold NaN.
 TEMPLATE_TEST_CASE("batched CUDA: gemm with alpha = 0 scales C on arrays on the 16-byte grid and off it",
                    "[cuda][batched][gemm]", float, double) {
     using T = TestType;
@@ -346,9 +346,14 @@ TEMPLATE_TEST_CASE("batched CUDA: gemm with alpha = 0 scales C on arrays on the 
                                     entry[size_t(x)] = 1;
                                     c[size_t(guard + x)] = T(su.u(su.rng));
                                 }
+                        // beta = 0: a NaN entry, which 0 x C would keep.
+                        if (beta == 0)
+                            c[size_t(guard + (soa ? batch - 1 : (batch - 1) * stride))] =
+                                std::numeric_limits<T>::quiet_NaN();
                         const DeviceCopy<T> dc(c, shift);
-                        const std::vector<T> nan(size_t(m * k * batch), std::numeric_limits<T>::quiet_NaN());
-                        const DeviceCopy<T> da(nan, 0), db(nan, 0);
+                        const T nan = std::numeric_limits<T>::quiet_NaN();
+                        const DeviceCopy<T> da(std::vector<T>(size_t(m * k * batch), nan), 0),
+                            db(std::vector<T>(size_t(k * n * batch), nan), 0);
                         apairs_plan_t plan = nullptr;
                         api_ok(apairs_plan_create_gemm_batched(
                             &plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS, APAIRS_ORDER_ROW_MAJOR,

@@ -4,6 +4,7 @@
 // missing), on fresh random cohorts of awkward sizes, strides and missing rates, with
 // every entry of D checked to be written; every bad argument gets its status and writes
 // nothing. The plans run on the suite's backend (host in `unit`, CUDA in `gpu`).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -551,7 +552,10 @@ TEST_CASE("genotype: one cohort complete and the other with missing calls, each 
     for (int64_t d : {3, 70, 517}) {
         const int64_t n1 = 1 + int64_t(rng() % 40), n2 = 1 + int64_t(rng() % 40);
         const double miss = d < 10 ? 0.4 : 0.05;
-        const Cohort full = make_cohort(rng, n1, d, 0.0), holes = make_cohort(rng, n2, d, miss, 0);
+        const Cohort full = make_cohort(rng, n1, d, 0.0);
+        Cohort holes;
+        do holes = make_cohort(rng, n2, d, miss, 0);
+        while (std::count(holes.g.begin(), holes.g.end(), kMiss) == 0);  // at least one missing call
         check_all(full, holes, false, 2);
         check_all(holes, full, false, 1);
     }
