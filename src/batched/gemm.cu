@@ -1799,10 +1799,9 @@ __global__ void scale_kernel(const ScaleArgs<T> g) {
             T v[16 / sizeof(T)];
         };
         constexpr int V = 16 / sizeof(T);
-        auto f = [&](T v) { return beta == T(0) ? T(0) : beta * v; };
-        auto fp = [&](Pack a) {
+        auto scaled = [&](Pack a) {  // (beta != 0; beta = 0 stores Pack{}, +0 without a load)
 #pragma unroll
-            for (int u = 0; u < V; ++u) a.v[u] = f(a.v[u]);
+            for (int u = 0; u < V; ++u) a.v[u] = beta * a.v[u];
             return a;
         };
         const int64_t total = per * g.batch;
@@ -1816,13 +1815,13 @@ __global__ void scale_kernel(const ScaleArgs<T> g) {
         int64_t x = t;
         for (; x + threads < nv; x += 2 * threads) {
             if (beta == T(0)) {
-                pv[x] = fp(Pack{}), pv[x + threads] = fp(Pack{});
+                pv[x] = Pack{}, pv[x + threads] = Pack{};
             } else {
                 const Pack a = pv[x], b = pv[x + threads];
-                pv[x] = fp(a), pv[x + threads] = fp(b);
+                pv[x] = scaled(a), pv[x + threads] = scaled(b);
             }
         }
-        if (x < nv) pv[x] = beta == T(0) ? fp(Pack{}) : fp(pv[x]);
+        if (x < nv) pv[x] = beta == T(0) ? Pack{} : scaled(pv[x]);
         return;
     }
     // Entry q of elements e0, e0 + k, ... below the batch. Offsets are formed only for
