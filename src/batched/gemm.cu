@@ -1851,12 +1851,8 @@ __global__ void scale_kernel(const ScaleArgs<T> g) {
             if (left > 1) o += step;
         }
     };
-    const int64_t k = threads / per;
-    if (k > 0) {
-        if (t < k * per) walk(m.soa ? t / k : t % per, m.soa ? t % k : t / per, k);
-    } else {
-        for (int64_t q = t; q < per; q += threads) walk(q, 0, 1);  // an element larger than the grid
-    }
+    const int64_t k = threads / per;  // >= 1: the plan's grid holds an element's entries
+    if (t < k * per) walk(m.soa ? t / k : t % per, m.soa ? t % k : t / per, k);
 }
 
 }  // namespace
@@ -1872,7 +1868,12 @@ CudaConfig plan_scale_cuda(const Matrix &m, int32_t dtype, int64_t batch, int de
     k.items = batch * m.rows * m.cols;  // (at most the operand's span: validated)
     k.name = fmt::format("scale<{}>", dtype == APAIRS_DTYPE_F64 ? "f64" : "f32");
     k.why = "alpha = 0: the output scaled by beta (zeroed where beta = 0), the other operands not read (as BLAS)";
-    return plan_kernel(k, batch, device, occupancy_target, 1, "batched scale by beta");
+    CudaConfig cfg = plan_kernel(k, batch, device, occupancy_target, 1, "batched scale by beta");
+    // At least a thread an entry of one element (past one wave only on a device too small
+    // for it): the kernel's walk gives each thread one entry of the element grid.
+    const int64_t per = m.rows * m.cols;
+    cfg.grid = std::max<int64_t>(cfg.grid, (per + cfg.block_threads - 1) / cfg.block_threads);
+    return cfg;
 }
 
 void launch_scale_cuda(const Matrix &m, int32_t dtype, double beta, int64_t batch, const CudaConfig &cfg,
