@@ -752,12 +752,14 @@ __device__ __forceinline__ void load_part(const T *p, int c0, int len, T (&v)[Ve
 // reduced together (else a tree per slot: f64 dot, measured 91.7 -> 84.1 % with it at n = 16).
 // The grid's warps take the slots (SHARED: the block's warps take a stage's slots, A and x
 // in shared memory: the bulk kernel).
-template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1, bool JOINT = true, bool SHARED = false>
+template <class T, int K, int U, int RC, bool VEC, bool TAIL, int XG = 1, bool JOINT = true, bool SHARED = false,
+          int LG = -1>
 __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
     constexpr int V = Vec<T>::n, COLS = V / RC;  // RC = 2: rows of COLS = 2 floats, K = 1
     static_assert(RC == 1 || K == 1, "a chunk of several rows is one lane's");
     static_assert(!SHARED || RC == 1, "the bulk kernel's stages: rows of whole chunks");
-    const int lane = threadIdx.x & 31, lg_gl = g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
+    // LG >= 0: log2 of the lanes per slot known at compile time (the bulk kernel's), else g.lg_gl.
+    const int lane = threadIdx.x & 31, lg_gl = LG >= 0 ? LG : g.lg_gl, gl = lane & ((1 << lg_gl) - 1);
     const int per_u = 32 >> lg_gl;  // slots of one u in a warp
     // I: the index type of slots and of A's and x's offsets (SHARED: a stage's, 32-bit; y
     // stays in global memory, its offsets 64-bit).
@@ -825,7 +827,7 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     }
                 }
             }
-            if constexpr (RC == 1 && U == 4 && JOINT) {
+            if constexpr (RC == 1 && U == 4 && JOINT && (LG < 0 || LG >= 2)) {
                 if (U <= (1 << lg_gl)) {
                     // U slots of GL >= U lanes: the same xor tree per slot, its levels shared.
                     // Level off = GL / 2 .. GL / U: each lane keeps half its slots (the upper
@@ -865,8 +867,10 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
                     continue;
                 }
             }
+            // (Where LG says the joint tree above always serves, this is not compiled.)
+            constexpr bool kJointOnly = RC == 1 && U == 4 && JOINT && LG >= 2;
 #pragma unroll
-            for (int u = 0; u < U; ++u) {
+            for (int u = 0; u < (kJointOnly ? 0 : U); ++u) {
                 I e;
                 int i;
                 const bool ok = slot(u, e, i);
@@ -906,18 +910,18 @@ __device__ __forceinline__ void flat_body(const FlatArgs<T> &g) {
 
 // Whole chunks on the 16-byte grid (g.vec, !g.tail): x once per element where a lane's
 // slots share it.
-template <class T, int K, int U, int RC, bool SHARED>
+template <class T, int K, int U, int RC, bool SHARED, int LG = -1>
 __device__ __forceinline__ void flat_whole(const FlatArgs<T> &g) {
     // Slots per element over slots of one u in a warp.
-    const int xg = (1 << g.lg_slots) >> (5 - g.lg_gl);
+    const int xg = (1 << g.lg_slots) >> (5 - (LG >= 0 ? LG : g.lg_gl));
     if (RC == 1 && U == 4 && xg >= 4)
-        flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1, true, SHARED>(g);
+        flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1, true, SHARED, LG>(g);
     else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
-        flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1, true, SHARED>(g);
+        flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1, true, SHARED, LG>(g);
     else if (RC == 1 && U == 4 && sizeof(T) == 8 && g.lg_slots == 0)  // f64 dot: 9ebe882's trees
-        flat_body<T, K, U, RC, true, false, 1, !(RC == 1 && U == 4 && sizeof(T) == 8), SHARED>(g);
+        flat_body<T, K, U, RC, true, false, 1, !(RC == 1 && U == 4 && sizeof(T) == 8), SHARED, LG>(g);
     else
-        flat_body<T, K, U, RC, true, false, 1, true, SHARED>(g);
+        flat_body<T, K, U, RC, true, false, 1, true, SHARED, LG>(g);
 }
 
 template <class T, int K, int U, int RC>
@@ -954,7 +958,7 @@ struct BulkArgs {
     bool bulk;                   // a and x on the 16-byte grid: bulk copies (else plain loads)
 };
 
-template <class T, int K>
+template <class T, int K, int LG>
 __global__ void __launch_bounds__(kBulkThreads) vec_bulk_kernel(const BulkArgs<T> g) {
     constexpr int U = 4 / K;
     const FlatArgs<T> &f = g.f;
@@ -1002,7 +1006,7 @@ __global__ void __launch_bounds__(kBulkThreads) vec_bulk_kernel(const BulkArgs<T
         }
         FlatArgs<T> sf = f;
         sf.a = sa, sf.x = sx, sf.y = f.y + e0 * f.ye, sf.batch = ne;
-        flat_whole<T, K, U, 1, true>(sf);
+        flat_whole<T, K, U, 1, true, LG>(sf);
         __syncthreads();  // every read of slot s done: it may be refilled
         if (bulk && threadIdx.x == 0 && j + g.stages < mine) issue(j + g.stages, s);
         if (++s == g.stages) s = 0, phase ^= 1;
@@ -1291,13 +1295,23 @@ BulkShape bulk_shape(const Op &o, const FlatShape &f) {
     return b;
 }
 
+// The bulk kernel of a flat shape, its lanes per slot a template parameter (LG = log2 GL:
+// the per-slot index arithmetic in constant shifts, the lanes' trees unrolled; H200 run
+// 388, three rounds against the same kernel with GL at run time: float gemv AoS n = 8
+// 0.093-0.098 -> 0.090-0.092 ms, n = 64 0.081-0.082 -> 0.079-0.080, the other gemv and dot
+// rows within the rounds' spread). The pairs flat_shape gives where GL >= 2 (the bulk
+// shapes): K = 1 with GL = 2, 4, 8; K = 2 with GL = 8; K = 4 with GL = 8, 16. Others:
+// nullptr (no bulk kernel).
 template <class T>
 const void *bulk_kernel(const FlatShape &f) {
-    switch (f.k) {
-    case 1: return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 1>);
-    case 2: return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 2>);
-    default: return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 4>);
-    }
+    const int lg = f.gl > 0 ? lg2(f.gl) : -1;
+    if (f.k == 1 && lg == 1) return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 1, 1>);
+    if (f.k == 1 && lg == 2) return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 1, 2>);
+    if (f.k == 1 && lg == 3) return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 1, 3>);
+    if (f.k == 2 && lg == 3) return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 2, 3>);
+    if (f.k == 4 && lg == 3) return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 4, 3>);
+    if (f.k == 4 && lg == 4) return reinterpret_cast<const void *>(&vec_bulk_kernel<T, 4, 4>);
+    return nullptr;
 }
 
 // The bulk kernel where `device` is sm_90 or later and the build has the kernel's copies
@@ -1307,7 +1321,9 @@ const void *bulk_kernel(const FlatShape &f) {
 template <class T>
 bool bulk_fits(const Op &o, const FlatShape &f, const BulkShape &b, int device) {
     const DeviceLimits lim = device_limits(device);
-    if (b.e == 0 || lim.cc_major < 9 || (o.batch + b.e - 1) / b.e < 8 * int64_t(lim.sm_count)) return false;
+    if (b.e == 0 || bulk_kernel<T>(f) == nullptr || lim.cc_major < 9 ||
+        (o.batch + b.e - 1) / b.e < 8 * int64_t(lim.sm_count))
+        return false;
     DeviceScope scope(device);  // (the kernel's attributes on the plan's device)
     cudaFuncAttributes fa{};
     if (cudaFuncGetAttributes(&fa, bulk_kernel<T>(f)) != cudaSuccess) {
@@ -1548,7 +1564,7 @@ template <class T>
 bool launch_bulk(const Op &o, const CudaConfig &cfg, void *stream, const void *a, const void *x, void *y,
                  int64_t ye, double alpha, double beta, const char *what) {
     const FlatShape f = flat_shape<T>(o);
-    if (f.gl == 0 || cfg.kernel != bulk_kernel<T>(f)) return false;
+    if (f.gl == 0 || bulk_kernel<T>(f) == nullptr || cfg.kernel != bulk_kernel<T>(f)) return false;
     const BulkShape b = bulk_shape<T>(o, f);
     BulkArgs<T> g{};
     FlatArgs<T> &h = g.f;
