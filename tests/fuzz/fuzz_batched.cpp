@@ -832,7 +832,9 @@ std::vector<SpdKind> fill_spd(Array<T> &A, const Mat &a, int64_t batch, int64_t 
                 T &v = A[a.at(i, j, e)];
                 if (lower ? j > i : j < i) v = poison<T>();
                 else if (i != j || k.kind == 2) v = T(rng.value());
-                else v = T((k.kind == 1 && i == k.j ? -1 : 1) * (double(n) + 1 + std::fabs(rng.value())));
+                // |rng.value()| <= 2 (integer fills take -2 .. 2): a diagonal of 2 n + 1 or more
+                // passes every row's sum of off-diagonal magnitudes, at most 2 (n - 1).
+                else v = T((k.kind == 1 && i == k.j ? -1 : 1) * (2 * double(n) + 1 + std::fabs(rng.value())));
             }
     }
     return kinds;
