@@ -1321,12 +1321,12 @@ const void *bulk_kernel(const FlatShape &f) {
 template <class T>
 bool bulk_fits(const Op &o, const FlatShape &f, const BulkShape &b, int device) {
     const DeviceLimits lim = device_limits(device);
-    if (b.e == 0 || bulk_kernel<T>(f) == nullptr || lim.cc_major < 9 ||
-        (o.batch + b.e - 1) / b.e < 8 * int64_t(lim.sm_count))
+    const void *const fn = bulk_kernel<T>(f);
+    if (b.e == 0 || fn == nullptr || lim.cc_major < 9 || (o.batch + b.e - 1) / b.e < 8 * int64_t(lim.sm_count))
         return false;
     DeviceScope scope(device);  // (the kernel's attributes on the plan's device)
     cudaFuncAttributes fa{};
-    if (cudaFuncGetAttributes(&fa, bulk_kernel<T>(f)) != cudaSuccess) {
+    if (cudaFuncGetAttributes(&fa, fn) != cudaSuccess) {
         cudaGetLastError();
         return false;
     }
@@ -1564,7 +1564,7 @@ template <class T>
 bool launch_bulk(const Op &o, const CudaConfig &cfg, void *stream, const void *a, const void *x, void *y,
                  int64_t ye, double alpha, double beta, const char *what) {
     const FlatShape f = flat_shape<T>(o);
-    if (f.gl == 0 || bulk_kernel<T>(f) == nullptr || cfg.kernel != bulk_kernel<T>(f)) return false;
+    if (f.gl == 0 || cfg.kernel != bulk_kernel<T>(f)) return false;  // (nullptr: never the planned kernel)
     const BulkShape b = bulk_shape<T>(o, f);
     BulkArgs<T> g{};
     FlatArgs<T> &h = g.f;

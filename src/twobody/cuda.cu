@@ -1008,8 +1008,7 @@ void execute_cuda(const Problem &pb, const CudaConfig &cfg, void *stream_ptr, co
                 check(cudaMemcpy(&w, static_cast<const double *>(st.view(q == 0 ? wa_slot : wb_slot).ptr) + i,
                                  sizeof w, cudaMemcpyDeviceToHost),
                       "cudaMemcpy");
-                fail(APAIRS_ERROR_INVALID_VALUE, "{}[{}] = {}: weights must be finite with |w| <= 2^15",
-                     q == 0 ? "weights_a" : "weights_b", i, w);
+                weight_fail(q == 0 ? "weights_a" : "weights_b", i, w);
             }
     }
     st.finish();

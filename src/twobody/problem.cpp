@@ -135,10 +135,13 @@ Problem make_knn(int32_t pairs, int32_t metric, double p, int32_t dtype, int64_t
     return pb;
 }
 
+void weight_fail(const char *name, int64_t i, double w) {
+    fail(APAIRS_ERROR_INVALID_VALUE, "{}[{}] = {}: weights must be finite with |w| <= 2^15", name, i, w);
+}
+
 void require_weights(const double *w, int64_t n, const char *name) {
     for (int64_t i = 0; i < n; ++i)
-        if (!(std::fabs(w[i]) <= kMaxWeight))
-            fail(APAIRS_ERROR_INVALID_VALUE, "{}[{}] = {}: weights must be finite with |w| <= 2^15", name, i, w[i]);
+        if (!(std::fabs(w[i]) <= kMaxWeight)) weight_fail(name, i, w[i]);
 }
 
 }  // namespace apairs::twobody

@@ -57,8 +57,11 @@ Problem make_histogram_edges(int32_t pairs, int32_t metric, double p, int32_t dt
 Problem make_knn(int32_t pairs, int32_t metric, double p, int32_t dtype, int64_t n1, int64_t n2, int64_t d,
                  int64_t lda, int64_t ldb, int64_t k);
 
-// Weights are checked at execute, before anything is written.
+// Weights are checked at execute, before anything is written: each finite with |w| <=
+// 2^15 (kMaxWeight), else the call fails naming the first bad one (weight_fail: the one
+// message of both engines).
 void require_weights(const double *w, int64_t n, const char *name);
+[[noreturn]] void weight_fail(const char *name, int64_t i, double w);
 
 // ---- Thresholds in the element type ---------------------------------------------------
 // The engines compare distances of type T (float, double, int32 for HAMMING on U8) with
