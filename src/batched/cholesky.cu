@@ -51,8 +51,9 @@
 //     sectors), with a __syncthreads before each; their plan grows the block to runs of
 //     64 bytes (plan_warp_soa). f64 AoS of n = 25 .. 32 whose base, ld and stride lie on
 //     the 16-byte grid, without swap, is staged and copied out in whole 16-byte pieces
-//     (the piece map; rows padded to whole pieces in shared memory), the others an entry
-//     at a time.
+//     (the piece map; rows padded to whole pieces in shared memory); f32 AoS of C = 32 by
+//     the row walk (a warp instruction a row of an element, no map); the others an entry
+//     at a time through the triangle map.
 //   potrf, n > 32 (the rows kernel): a warp per element, its packed triangle staged in
 //     shared memory as the potrs rows kernel's (below; the copy-out walks the triangle at
 //     every n) and factored there left-looking, lane l owning rows l, l + 32, ...
@@ -753,6 +754,83 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
     }
 }
 
+// The row walk (AoS f32 C = 32: staging and copy-out without the triangle map). Element
+// by element, one warp instruction a fast-grid row (lane = column: each access one row's
+// run of a line), so nothing waits on a map load and a row costs a bit test, a pointer
+// step and the access: no swap, row r holds logical (r, lane) for lane <= r, packed at
+// tri_off(r) + lane; swap, logical (lane, r) for r <= lane < n, at tri_off(lane) + r. Bit
+// r of a lane's row mask says whether it touches row r (rows n .. C - 1 never). ncu (run
+// 298) had put the map's loads (an LDS and a mask before each copy) under some 19 % of
+// the kernel's stall samples. H200 run 391, three rounds against the map: f32 AoS n = 32
+// 0.209-0.210 -> 0.180-0.181 ms (61 -> 70-71 % of the bound). Measured and not taken
+// (runs 392-393): f32 C = 16 (two elements an instruction) 0.181-0.184 -> 0.199-0.201,
+// potrs's warp kernel at C = 32 0.102-0.103 -> 0.109-0.110; f64 C = 32 spills at its
+// budget (65 local loads and stores).
+__device__ __forceinline__ uint32_t rows_mask(int n, bool swap, int lane) {
+    const uint32_t below_n = n >= 32 ? ~0u : (1u << n) - 1;  // rows r < n
+    return swap ? (lane < n ? ~0u >> (31 - lane) : 0u)      // r <= lane < n
+                : (~0u << lane) & below_n;                  // lane <= r < n
+}
+
+template <class T, int C>
+constexpr bool kRowWalk = sizeof(T) == 4 && C == 32;
+
+// Stages elements e0 .. e0 + EPT - 1 (those below batch) by cp.async to dst[q * es + ...].
+template <int EPT, class T, class U>
+__device__ __forceinline__ void rows_prefetch(const Tri<U> &a, int n, int64_t e0, int64_t batch, T *dst, int es,
+                                              int lane) {
+    constexpr int C = 32;  // a row mask of 32 bits
+    const uint32_t m = rows_mask(n, a.swap, lane);
+    const int64_t ld = a.ld;
+    T *const d0 = dst + (a.swap ? tri_off(lane) : lane);
+#pragma unroll 1
+    for (int q = 0; q < EPT; ++q) {
+        const int64_t e = e0 + q;
+        if (e >= batch) break;
+        const U *pe = a.p + e * a.stride + lane;
+        T *const d = d0 + q * es;
+        if (!a.swap) {
+#pragma unroll
+            for (int r = 0; r < C; ++r, pe += ld)
+                if (m >> r & 1) __pipeline_memcpy_async(d + tri_off(r), pe, sizeof(T));
+        } else {
+#pragma unroll
+            for (int r = 0; r < C; ++r, pe += ld)
+                if (m >> r & 1) __pipeline_memcpy_async(d + r, pe, sizeof(T));
+        }
+    }
+}
+
+// The copy-out from src[q * es + ...] (a failed element, failsh[q] = j + 1: only its
+// columns before j).
+template <int EPT, class T>
+__device__ __forceinline__ void rows_store(const Tri<T> &a, int n, int64_t e0, int64_t batch, const T *src, int es,
+                                           const int *failsh, int lane) {
+    constexpr int C = 32;  // a row mask of 32 bits
+    const uint32_t m0 = rows_mask(n, a.swap, lane);
+    const int64_t ld = a.ld;
+    const T *const s0 = src + (a.swap ? tri_off(lane) : lane);
+#pragma unroll 1
+    for (int q = 0; q < EPT; ++q) {
+        const int64_t e = e0 + q;
+        if (e >= batch) break;
+        const int f = failsh[q], lim = f == 0 ? C : f - 1;  // the columns written: below lim
+        // Logical column lane (no swap) or r (swap) below lim.
+        const uint32_t m = a.swap ? m0 & (lim >= 32 ? ~0u : (1u << lim) - 1) : lane < lim ? m0 : 0u;
+        T *pe = a.p + e * a.stride + lane;
+        const T *const s = s0 + q * es;
+        if (!a.swap) {
+#pragma unroll
+            for (int r = 0; r < C; ++r, pe += ld)
+                if (m >> r & 1) *pe = s[tri_off(r)];
+        } else {
+#pragma unroll
+            for (int r = 0; r < C; ++r, pe += ld)
+                if (m >> r & 1) *pe = s[r];
+        }
+    }
+}
+
 // SoA: the warp kernels stage and copy out with the whole block, so that a warp's loads
 // and stores of one entry cover the block's PB = warps x EPT consecutive elements (whole
 // sectors) where one warp's own elements would fill only EPT values of each sector.
@@ -786,7 +864,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
     const bool vec = Shape::PIECES && g.vec;  // (AoS only) whole 16-byte pieces through the piece map
     if (vec)
         build_piece_map<W>(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld));
-    else
+    else if (SOA || !kRowWalk<T, C>)  // (the row walk reads no map)
         build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
     // Row i of a triangle slot: padded rows on the piece map's path, else packed.
     auto roff = [&](int i) { return vec ? vrow_off<W>(i) : tri_off(i); };
@@ -815,6 +893,8 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 }
         } else if (vec) {
             tri_prefetch<EPT, W>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
+        } else if constexpr (kRowWalk<T, C>) {
+            rows_prefetch<EPT>(g.a, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         } else {
             tri_prefetch<EPT>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         }
@@ -995,6 +1075,9 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     return true;
                 });
             }
+        } else if (kRowWalk<T, C>) {
+            __syncwarp();
+            rows_store<EPT>(g.a, n, e0, g.batch, sh + 2 * C + slot * TRI, ES, failsh, lane);
         } else {
             // Through the map: vec, whole pieces by 16-byte stores (a failed element's piece
             // that reaches its failing column entry by entry), then the rows' last entries;

@@ -557,8 +557,8 @@ TEST_CASE("batched CUDA: potrf's 16-byte staging gives the bits of the entry-by-
 // square root s and correctly rounded reciprocal 1 / s, the column scaled by it, every
 // entry k > j of every row below updated by fma(-l_ij, l_kj, a_ik) in order of j, and
 // info = j + 1 at the first pivot not > 0. The device must give these bits for every
-// factored entry, AoS and SoA, and the same info, and leave the columns from a failure on
-// (elements 5 and 7: columns n / 2 and 0) as they were.
+// factored entry, AoS (row- and column-major) and SoA, and the same info, and leave the
+// columns from a failure on (elements 5 and 7: columns n / 2 and 0) as they were.
 template <class T>
 int emulate_warp_potrf(std::vector<T> &a, int64_t n) {  // a: n x n row-major, lower used
     int fail = 0;
@@ -582,12 +582,14 @@ TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their co
     INFO("seed " << su.seed);
     auto &u = su.u;
     const int32_t dtype = ref::Type<T>::dtype;
+    // cm: column-major with ld = n + 2 (the kernels' swapped fast grid, rows padded).
     for (int64_t n : {9, 12, 16, 17, 24, 25, 31, 32})
-        for (const bool soa : {false, true}) {
-            INFO("n " << n << (soa ? " SoA" : " AoS"));
-            const int64_t batch = 1003, ld = n, stride = soa ? batch + 5 : n * n + 3;
+        for (const auto &[soa, cm] : {std::pair{false, false}, {true, false}, {false, true}}) {
+            INFO("n " << n << (soa ? " SoA" : " AoS") << (cm ? " column-major, ld n + 2" : ""));
+            const int64_t batch = 1003, ld = cm ? n + 2 : n, stride = soa ? batch + 5 : n * ld + 3;
             auto at = [&](int64_t e, int64_t i, int64_t j) {
-                return size_t(soa ? (i * ld + j) * stride + e : e * stride + i * ld + j);
+                const int64_t idx = cm ? j * ld + i : i * ld + j;
+                return size_t(soa ? idx * stride + e : e * stride + idx);
             };
             std::vector<T> a(size_t(soa ? n * ld * stride : batch * stride), T(-3.5));  // padding: -3.5
             std::vector<std::vector<T>> want(size_t(batch), std::vector<T>(size_t(n * n)));
@@ -614,7 +616,8 @@ TEMPLATE_TEST_CASE("batched CUDA: potrf's warp kernels give the bits of their co
             DeviceCopy<int32_t> di(std::vector<int32_t>(size_t(batch), -7), 0);
             apairs_plan_t plan = nullptr;
             api_ok(apairs_plan_create_potrf_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
-                                                    APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, n, ld, stride, batch));
+                                                    cm ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR,
+                                                    APAIRS_UPLO_LOWER, n, ld, stride, batch));
             run_plan(plan, "potrf_warp<", [&](apairs_plan_t p) { return apairs_plan_execute_potrf(p, d.p, di.p); });
             cuda_ok(cudaDeviceSynchronize());
             const std::vector<T> got = d.back();
