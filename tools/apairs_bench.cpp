@@ -163,6 +163,8 @@ Options:
                    unless --suite is given; --cohort --only cohort runs it alone)
   --reps N         repeats per case instead of the defaults (1 to 10^6)
   --soa-pad N      add N elements (0 to 2^30) to every SoA batch stride of the batched suite
+  --col-major      the batched suite's potrf cases column-major (LAPACK's order; named
+                   'apairs potrf col-major AoS float64', ...; no peer row matches them)
   --occupancy X    set APAIRS_OPTION_OCCUPANCY_TARGET on the context (CUDA)
   --threads N      set APAIRS_OPTION_HOST_THREADS on the context (host)
   --json F         also write the rows to F as peers.py does:
@@ -624,6 +626,8 @@ enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Getrs, Dot, Transpose };
 
 // --soa-pad: extra elements in every SoA batch stride (0 by default).
 int64_t g_soa_pad = 0;
+// --col-major: the potrf cases column-major (false by default).
+bool g_col_major = false;
 
 struct BatchCase {
     BOp op;
@@ -631,6 +635,7 @@ struct BatchCase {
     int32_t dtype;
     bool soa;
     int64_t n, batch;
+    bool col = false;  // column-major (--col-major: the potrf cases)
     std::string shape() const { return fmt::format("n={} B={}", n, batch); }  // as peers.py
     int64_t es() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
     // A SoA batch stride: the count rounded up to 32 (apairs.h's recommendation), plus
@@ -664,8 +669,10 @@ std::vector<BatchCase> make_batch_cases(bool quick, bool host, int64_t host_batc
         for (bool soa : {false, true}) {
             if (op == BOp::Transpose && soa) break;
             const char *layout = op == BOp::Transpose ? "" : soa ? " SoA" : " AoS";
-            cs.push_back(BatchCase{op, fmt::format("apairs {}{} {}", what, layout, dtype_name(dt)), dt, soa, n,
-                                   host ? host_batch : b});
+            const bool col = g_col_major && op == BOp::Potrf;
+            const std::string name =
+                fmt::format("apairs {}{}{} {}", what, col ? " col-major" : "", layout, dtype_name(dt));
+            cs.push_back(BatchCase{op, name, dt, soa, n, host ? host_batch : b, col});
         }
     };
     for (int32_t dt : {APAIRS_DTYPE_F64, APAIRS_DTYPE_F32}) {
@@ -922,7 +929,8 @@ std::vector<Operand> operands(const BatchCase &c) {
 }
 
 void create_plan(const BatchCase &c, const std::vector<Operand> &o, apairs_context_t ctx, apairs_plan_t *p) {
-    const int32_t lay = c.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS, ord = APAIRS_ORDER_ROW_MAJOR;
+    const int32_t lay = c.soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                  ord = c.col ? APAIRS_ORDER_COL_MAJOR : APAIRS_ORDER_ROW_MAJOR;
     const int64_t n = c.n, b = c.batch;
     switch (c.op) {
     case BOp::Gemm:
@@ -1166,6 +1174,11 @@ std::string check_case(const BatchCase &c, const Arrays &x) {
             now.push_back(x.element(k, e));
             was.push_back(x.initial(k, e));
         }
+        if (c.col)  // the factor's n x n grid read in row-major order (the input is symmetric)
+            for (auto *m : {&now[0], &was[0]})
+                for (int64_t i = 0; i < c.n; ++i)
+                    for (int64_t j = 0; j < i; ++j)
+                        std::swap((*m)[std::size_t(i * c.n + j)], (*m)[std::size_t(j * c.n + i)]);
         check_element(c, e, now, was, ck);
     }
     if (ck.failed) return fmt::format("CHECK FAILED: {}", ck.first_failure);
@@ -1672,6 +1685,8 @@ int main(int argc, char **argv) {
             only.push_back(need("--only"));
         } else if (a == "--host-batch") {
             host_batch = whole("--host-batch", 1, int64_t(1000000000000));
+        } else if (a == "--col-major") {
+            g_col_major = true;
         } else if (a == "--soa-pad") {
             g_soa_pad = whole("--soa-pad", 0, int64_t(1) << 30);
         } else if (a == "--reps") {

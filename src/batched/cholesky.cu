@@ -51,9 +51,9 @@
 //     sectors), with a __syncthreads before each; their plan grows the block to runs of
 //     64 bytes (plan_warp_soa). f64 AoS of n = 25 .. 32 whose base, ld and stride lie on
 //     the 16-byte grid, without swap, is staged and copied out in whole 16-byte pieces
-//     (the piece map; rows padded to whole pieces in shared memory); f32 AoS of C = 32 by
-//     the row walk (a warp instruction a row of an element, no map); the others an entry
-//     at a time through the triangle map.
+//     (the piece map; rows padded to whole pieces in shared memory); the other AoS of C =
+//     32 (f32; f64 swapped or off that grid) by the row walk (a warp instruction a row of
+//     an element, no map); the rest an entry at a time through the triangle map.
 //   potrf, n > 32 (the rows kernel): a warp per element, its packed triangle staged in
 //     shared memory as the potrs rows kernel's (below; the copy-out walks the triangle at
 //     every n) and factored there left-looking, lane l owning rows l, l + 32, ...
@@ -754,32 +754,35 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
     }
 }
 
-// The row walk (AoS f32 C = 32: staging and copy-out without the triangle map). Element
-// by element, one warp instruction a fast-grid row (lane = column: each access one row's
-// run of a line), so nothing waits on a map load and a row costs a bit test, a pointer
-// step and the access: no swap, row r holds logical (r, lane) for lane <= r, packed at
-// tri_off(r) + lane; swap, logical (lane, r) for r <= lane < n, at tri_off(lane) + r. Bit
-// r of a lane's row mask says whether it touches row r (rows n .. C - 1 never). ncu (run
+// The row walk (AoS C = 32 off the piece map: staging and copy-out without the triangle
+// map). Element by element, one warp instruction a fast-grid row (lane = column: each
+// access one row's run of a line or two), so nothing waits on a map load and a row costs
+// a bit test, a pointer step and the access: no swap, row r holds logical (r, lane) for
+// lane <= r, packed at tri_off(r) + lane; swap, logical (lane, r) for r <= lane < n, at
+// tri_off(lane) + r. Bit r of a lane's row mask says whether it touches row r (rows n ..
+// C - 1 never). ncu (run
 // 298) had put the map's loads (an LDS and a mask before each copy) under some 19 % of
 // the kernel's stall samples. H200 run 391, three rounds against the map: f32 AoS n = 32
 // 0.209-0.210 -> 0.180-0.181 ms (61 -> 70-71 % of the bound). Measured and not taken
 // (runs 392-393): f32 C = 16 (two elements an instruction) 0.181-0.184 -> 0.199-0.201,
-// potrs's warp kernel at C = 32 0.102-0.103 -> 0.109-0.110; f64 C = 32 spills at its
-// budget (65 local loads and stores).
+// potrs's warp kernel at C = 32 0.102-0.103 -> 0.109-0.110. f64 unrolls its rows by 2
+// (fully unrolled, it spilled at its 176-register budget): run 396, column-major f64 AoS
+// n = 32 (the swapped grid, which the piece map does not serve) 0.187-0.191 -> 0.175-0.177
+// ms, as fast as the row-major piece map's 0.176-0.182.
 __device__ __forceinline__ uint32_t rows_mask(int n, bool swap, int lane) {
     const uint32_t below_n = n >= 32 ? ~0u : (1u << n) - 1;  // rows r < n
     return swap ? (lane < n ? ~0u >> (31 - lane) : 0u)      // r <= lane < n
                 : (~0u << lane) & below_n;                  // lane <= r < n
 }
 
-template <class T, int C>
-constexpr bool kRowWalk = sizeof(T) == 4 && C == 32;
+template <int C>
+constexpr bool kRowWalk = C == 32;
 
 // Stages elements e0 .. e0 + EPT - 1 (those below batch) by cp.async to dst[q * es + ...].
 template <int EPT, class T, class U>
 __device__ __forceinline__ void rows_prefetch(const Tri<U> &a, int n, int64_t e0, int64_t batch, T *dst, int es,
                                               int lane) {
-    constexpr int C = 32;  // a row mask of 32 bits
+    constexpr int C = 32, UNR = sizeof(T) == 4 ? 32 : 2;  // a row mask of 32 bits; rows unrolled
     const uint32_t m = rows_mask(n, a.swap, lane);
     const int64_t ld = a.ld;
     T *const d0 = dst + (a.swap ? tri_off(lane) : lane);
@@ -790,11 +793,24 @@ __device__ __forceinline__ void rows_prefetch(const Tri<U> &a, int n, int64_t e0
         const U *pe = a.p + e * a.stride + lane;
         T *const d = d0 + q * es;
         if (!a.swap) {
+            if constexpr (UNR == C) {
+#pragma unroll
+                for (int r = 0; r < C; ++r, pe += ld)
+                    if (m >> r & 1) __pipeline_memcpy_async(d + tri_off(r), pe, sizeof(T));
+            } else {
+                int so = 0;  // tri_off(r)
+#pragma unroll(UNR)
+                for (int r = 0; r < C; ++r, pe += ld) {
+                    if (m >> r & 1) __pipeline_memcpy_async(d + so, pe, sizeof(T));
+                    so += r + 1;
+                }
+            }
+        } else if constexpr (UNR == C) {
 #pragma unroll
             for (int r = 0; r < C; ++r, pe += ld)
-                if (m >> r & 1) __pipeline_memcpy_async(d + tri_off(r), pe, sizeof(T));
+                if (m >> r & 1) __pipeline_memcpy_async(d + r, pe, sizeof(T));
         } else {
-#pragma unroll
+#pragma unroll(UNR)
             for (int r = 0; r < C; ++r, pe += ld)
                 if (m >> r & 1) __pipeline_memcpy_async(d + r, pe, sizeof(T));
         }
@@ -806,7 +822,7 @@ __device__ __forceinline__ void rows_prefetch(const Tri<U> &a, int n, int64_t e0
 template <int EPT, class T>
 __device__ __forceinline__ void rows_store(const Tri<T> &a, int n, int64_t e0, int64_t batch, const T *src, int es,
                                            const int *failsh, int lane) {
-    constexpr int C = 32;  // a row mask of 32 bits
+    constexpr int C = 32, UNR = sizeof(T) == 4 ? 32 : 2;  // a row mask of 32 bits; rows unrolled
     const uint32_t m0 = rows_mask(n, a.swap, lane);
     const int64_t ld = a.ld;
     const T *const s0 = src + (a.swap ? tri_off(lane) : lane);
@@ -820,11 +836,24 @@ __device__ __forceinline__ void rows_store(const Tri<T> &a, int n, int64_t e0, i
         T *pe = a.p + e * a.stride + lane;
         const T *const s = s0 + q * es;
         if (!a.swap) {
+            if constexpr (UNR == C) {
+#pragma unroll
+                for (int r = 0; r < C; ++r, pe += ld)
+                    if (m >> r & 1) *pe = s[tri_off(r)];
+            } else {
+                int so = 0;  // tri_off(r)
+#pragma unroll(UNR)
+                for (int r = 0; r < C; ++r, pe += ld) {
+                    if (m >> r & 1) *pe = s[so];
+                    so += r + 1;
+                }
+            }
+        } else if constexpr (UNR == C) {
 #pragma unroll
             for (int r = 0; r < C; ++r, pe += ld)
-                if (m >> r & 1) *pe = s[tri_off(r)];
+                if (m >> r & 1) *pe = s[r];
         } else {
-#pragma unroll
+#pragma unroll(UNR)
             for (int r = 0; r < C; ++r, pe += ld)
                 if (m >> r & 1) *pe = s[r];
         }
@@ -864,7 +893,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
     const bool vec = Shape::PIECES && g.vec;  // (AoS only) whole 16-byte pieces through the piece map
     if (vec)
         build_piece_map<W>(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld));
-    else if (SOA || !kRowWalk<T, C>)  // (the row walk reads no map)
+    else if (SOA || !kRowWalk<C>)  // (the row walk reads no map)
         build_tri_map(reinterpret_cast<int2 *>(chol_smem), n, int(g.a.ld), g.a.swap);
     // Row i of a triangle slot: padded rows on the piece map's path, else packed.
     auto roff = [&](int i) { return vec ? vrow_off<W>(i) : tri_off(i); };
@@ -893,7 +922,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                 }
         } else if (vec) {
             tri_prefetch<EPT, W>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
-        } else if constexpr (kRowWalk<T, C>) {
+        } else if constexpr (kRowWalk<C>) {
             rows_prefetch<EPT>(g.a, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         } else {
             tri_prefetch<EPT>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
@@ -1075,7 +1104,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     return true;
                 });
             }
-        } else if (kRowWalk<T, C>) {
+        } else if (kRowWalk<C> && (sizeof(T) == 4 || !vec)) {  // (vec: the piece map's copy-out)
             __syncwarp();
             rows_store<EPT>(g.a, n, e0, g.batch, sh + 2 * C + slot * TRI, ES, failsh, lane);
         } else {
