@@ -760,15 +760,14 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
 // a bit test, a pointer step and the access: no swap, row r holds logical (r, lane) for
 // lane <= r, packed at tri_off(r) + lane; swap, logical (lane, r) for r <= lane < n, at
 // tri_off(lane) + r. Bit r of a lane's row mask says whether it touches row r (rows n ..
-// C - 1 never). ncu (run
-// 298) had put the map's loads (an LDS and a mask before each copy) under some 19 % of
-// the kernel's stall samples. H200 run 391, three rounds against the map: f32 AoS n = 32
-// 0.209-0.210 -> 0.180-0.181 ms (61 -> 70-71 % of the bound). Measured and not taken
-// (runs 392-393): f32 C = 16 (two elements an instruction) 0.181-0.184 -> 0.199-0.201,
-// potrs's warp kernel at C = 32 0.102-0.103 -> 0.109-0.110. f64 unrolls its rows by 2
-// (fully unrolled, it spilled at its 176-register budget): run 396, column-major f64 AoS
-// n = 32 (the swapped grid, which the piece map does not serve) 0.187-0.191 -> 0.175-0.177
-// ms, as fast as the row-major piece map's 0.176-0.182.
+// C - 1 never). ncu (run 298) had put the map's loads (an LDS and a mask before each
+// copy) under some 19 % of the kernel's stall samples. H200 run 391, three rounds against
+// the map: f32 AoS n = 32 0.209-0.210 -> 0.180-0.181 ms (61 -> 70-71 % of the bound).
+// Measured and not taken (runs 392-393): f32 C = 16 (two elements an instruction)
+// 0.181-0.184 -> 0.199-0.201, potrs's warp kernel at C = 32 0.102-0.103 -> 0.109-0.110.
+// f64 unrolls its rows by 2 (fully unrolled, it spilled at its 176-register budget): run
+// 396, column-major f64 AoS n = 32 (the swapped grid, which the piece map does not serve)
+// 0.187-0.191 -> 0.175-0.177 ms, as fast as the row-major piece map's 0.176-0.182.
 __device__ __forceinline__ uint32_t rows_mask(int n, bool swap, int lane) {
     const uint32_t below_n = n >= 32 ? ~0u : (1u << n) - 1;  // rows r < n
     return swap ? (lane < n ? ~0u >> (31 - lane) : 0u)      // r <= lane < n
