@@ -512,6 +512,13 @@ __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
 // update): f64 C = 32 (n = 25 .. 32); elsewhere 0, every column tested.
 template <class T, int C>
 constexpr int kSureColumns = sizeof(T) == 8 && C == 32 ? 25 : 0;
+// Whether factor_rows predicates each column's update on the row (f64, and f32 C = 32)
+// or branches around it (f32 C = 16, 24). H200 run 399, predicated against branched: f64
+// n = 32 AoS 0.310 -> 0.300 ms, SoA 0.350 -> 0.346, n = 16 SoA 0.273 -> 0.255 (AoS 0.235
+// both); f32 n = 32 AoS 0.344 -> 0.338, SoA 0.409 -> 0.401; but f32 n = 16 AoS 0.292 ->
+// 0.317, SoA 0.342 -> 0.370.
+template <class T, int C>
+constexpr bool kPredicatedUpdate = sizeof(T) == 8 || C == 32;
 static_assert(warp_columns(kSureColumns<double, 32>) == 32 && warp_columns(kSureColumns<double, 32> - 1) < 32,
               "n = 25 is the C = 32 kernels' least");
 
@@ -637,16 +644,20 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
         if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
         __syncwarp();
         if ((d == T(0) || d != d) && info == 0) info = j + 1;
-        if (row_ok && pos > j) {
+        // The update: predicated (kPredicatedUpdate), so that the scheduler may interleave
+        // it with the next column's search and start the division ahead of the pivot
+        // row's stores, or a branch around it for the lanes whose row is done.
+        const bool upd = row_ok && pos > j;
+        if (kPredicatedUpdate<T, C> || upd) {
             const T l = a[j] / pivot_divisor(d);
-            a[j] = l;
-            if (j + 1 < C) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
+            if (upd) a[j] = l;
+            if (j + 1 < C && upd) a[j + 1 < C ? j + 1 : j] = fma(-l, u1, a[j + 1 < C ? j + 1 : j]);
 #pragma unroll
             for (int k0 = (j + 2) / W * W; k0 < C; k0 += W) {
                 const Pack<T> u = reinterpret_cast<const Pack<T> *>(rowbuf)[k0 / W];
 #pragma unroll
                 for (int w = 0; w < W; ++w)
-                    if (k0 + w >= j + 2) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
+                    if (k0 + w >= j + 2 && upd) a[k0 + w] = fma(-l, u.v[w], a[k0 + w]);
             }
         }
     }
