@@ -163,8 +163,9 @@ Options:
                    unless --suite is given; --cohort --only cohort runs it alone)
   --reps N         repeats per case instead of the defaults (1 to 10^6)
   --soa-pad N      add N elements (0 to 2^30) to every SoA batch stride of the batched suite
-  --col-major      the batched suite's potrf cases column-major (LAPACK's order; named
-                   'apairs potrf col-major AoS float64', ...; no peer row matches them)
+  --col-major      the batched suite's potrf and getrf cases column-major (LAPACK's
+                   order; named 'apairs potrf col-major AoS float64', ...; no peer row
+                   matches them)
   --occupancy X    set APAIRS_OPTION_OCCUPANCY_TARGET on the context (CUDA)
   --threads N      set APAIRS_OPTION_HOST_THREADS on the context (host)
   --json F         also write the rows to F as peers.py does:
@@ -626,7 +627,7 @@ enum class BOp { Gemm, Gemv, Potrf, Potrs, Getrf, Getrs, Dot, Transpose };
 
 // --soa-pad: extra elements in every SoA batch stride (0 by default).
 int64_t g_soa_pad = 0;
-// --col-major: the potrf cases column-major (false by default).
+// --col-major: the potrf and getrf cases column-major (false by default).
 bool g_col_major = false;
 
 struct BatchCase {
@@ -635,7 +636,7 @@ struct BatchCase {
     int32_t dtype;
     bool soa;
     int64_t n, batch;
-    bool col = false;  // column-major (--col-major: the potrf cases)
+    bool col = false;  // column-major (--col-major: the potrf and getrf cases)
     std::string shape() const { return fmt::format("n={} B={}", n, batch); }  // as peers.py
     int64_t es() const { return dtype == APAIRS_DTYPE_F64 ? 8 : 4; }
     // A SoA batch stride: the count rounded up to 32 (apairs.h's recommendation), plus
@@ -669,7 +670,7 @@ std::vector<BatchCase> make_batch_cases(bool quick, bool host, int64_t host_batc
         for (bool soa : {false, true}) {
             if (op == BOp::Transpose && soa) break;
             const char *layout = op == BOp::Transpose ? "" : soa ? " SoA" : " AoS";
-            const bool col = g_col_major && op == BOp::Potrf;
+            const bool col = g_col_major && (op == BOp::Potrf || op == BOp::Getrf);
             const std::string name =
                 fmt::format("apairs {}{}{} {}", what, col ? " col-major" : "", layout, dtype_name(dt));
             cs.push_back(BatchCase{op, name, dt, soa, n, host ? host_batch : b, col});
@@ -1174,7 +1175,7 @@ std::string check_case(const BatchCase &c, const Arrays &x) {
             now.push_back(x.element(k, e));
             was.push_back(x.initial(k, e));
         }
-        if (c.col)  // the factor's n x n grid read in row-major order (the input is symmetric)
+        if (c.col)  // the input's and the factor's n x n grids read transposed: logical order
             for (auto *m : {&now[0], &was[0]})
                 for (int64_t i = 0; i < c.n; ++i)
                     for (int64_t j = 0; j < i; ++j)
