@@ -767,7 +767,9 @@ __device__ __forceinline__ void tri_prefetch(const Tri<U> &a, const int2 *map, i
 // 0.181-0.184 -> 0.199-0.201, potrs's warp kernel at C = 32 0.102-0.103 -> 0.109-0.110.
 // f64 unrolls its rows by 2 (fully unrolled, it spilled at its 176-register budget): run
 // 396, column-major f64 AoS n = 32 (the swapped grid, which the piece map does not serve)
-// 0.187-0.191 -> 0.175-0.177 ms, as fast as the row-major piece map's 0.176-0.182.
+// 0.187-0.191 -> 0.175-0.177 ms, as fast as the row-major piece map's 0.176-0.182. One
+// loop form for both (f32 fully unrolled: its running offsets fold to constants; run 404,
+// as fast as f32's own loop with tri_off(r)).
 __device__ __forceinline__ uint32_t rows_mask(int n, bool swap, int lane) {
     const uint32_t below_n = n >= 32 ? ~0u : (1u << n) - 1;  // rows r < n
     return swap ? (lane < n ? ~0u >> (31 - lane) : 0u)      // r <= lane < n
@@ -792,22 +794,12 @@ __device__ __forceinline__ void rows_prefetch(const Tri<U> &a, int n, int64_t e0
         const U *pe = a.p + e * a.stride + lane;
         T *const d = d0 + q * es;
         if (!a.swap) {
-            if constexpr (UNR == C) {
-#pragma unroll
-                for (int r = 0; r < C; ++r, pe += ld)
-                    if (m >> r & 1) __pipeline_memcpy_async(d + tri_off(r), pe, sizeof(T));
-            } else {
-                int so = 0;  // tri_off(r)
+            int so = 0;  // tri_off(r)
 #pragma unroll(UNR)
-                for (int r = 0; r < C; ++r, pe += ld) {
-                    if (m >> r & 1) __pipeline_memcpy_async(d + so, pe, sizeof(T));
-                    so += r + 1;
-                }
+            for (int r = 0; r < C; ++r, pe += ld) {
+                if (m >> r & 1) __pipeline_memcpy_async(d + so, pe, sizeof(T));
+                so += r + 1;
             }
-        } else if constexpr (UNR == C) {
-#pragma unroll
-            for (int r = 0; r < C; ++r, pe += ld)
-                if (m >> r & 1) __pipeline_memcpy_async(d + r, pe, sizeof(T));
         } else {
 #pragma unroll(UNR)
             for (int r = 0; r < C; ++r, pe += ld)
@@ -835,22 +827,12 @@ __device__ __forceinline__ void rows_store(const Tri<T> &a, int n, int64_t e0, i
         T *pe = a.p + e * a.stride + lane;
         const T *const s = s0 + q * es;
         if (!a.swap) {
-            if constexpr (UNR == C) {
-#pragma unroll
-                for (int r = 0; r < C; ++r, pe += ld)
-                    if (m >> r & 1) *pe = s[tri_off(r)];
-            } else {
-                int so = 0;  // tri_off(r)
+            int so = 0;  // tri_off(r)
 #pragma unroll(UNR)
-                for (int r = 0; r < C; ++r, pe += ld) {
-                    if (m >> r & 1) *pe = s[so];
-                    so += r + 1;
-                }
+            for (int r = 0; r < C; ++r, pe += ld) {
+                if (m >> r & 1) *pe = s[so];
+                so += r + 1;
             }
-        } else if constexpr (UNR == C) {
-#pragma unroll
-            for (int r = 0; r < C; ++r, pe += ld)
-                if (m >> r & 1) *pe = s[r];
         } else {
 #pragma unroll(UNR)
             for (int r = 0; r < C; ++r, pe += ld)
