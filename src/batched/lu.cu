@@ -512,6 +512,9 @@ __host__ __device__ constexpr int warp_staged(int c, int type_bytes, bool soa) {
 // update): f64 C = 32 (n = 25 .. 32); elsewhere 0, every column tested.
 template <class T, int C>
 constexpr int kSureColumns = sizeof(T) == 8 && C == 32 ? 25 : 0;
+static_assert(warp_columns(kSureColumns<double, 32>) == 32 && warp_columns(kSureColumns<double, 32> - 1) < 32,
+              "n = 25 is the C = 32 kernels' least");
+
 // Whether factor_rows predicates each column's update on the row (f64, and f32 C = 32)
 // or branches around it (f32 C = 16, 24). H200 run 399, predicated against branched: f64
 // n = 32 AoS 0.310 -> 0.300 ms, SoA 0.350 -> 0.346, n = 16 SoA 0.273 -> 0.255 (AoS 0.235
@@ -519,8 +522,6 @@ constexpr int kSureColumns = sizeof(T) == 8 && C == 32 ? 25 : 0;
 // 0.317, SoA 0.342 -> 0.370.
 template <class T, int C>
 constexpr bool kPredicatedUpdate = sizeof(T) == 8 || C == 32;
-static_assert(warp_columns(kSureColumns<double, 32>) == 32 && warp_columns(kSureColumns<double, 32> - 1) < 32,
-              "n = 25 is the C = 32 kernels' least");
 
 template <class T, int C, bool SOA>
 struct WarpShape {
