@@ -1085,7 +1085,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
                     return true;
                 });
             }
-        } else if (kRowWalk<C> && (sizeof(T) == 4 || !vec)) {  // (vec: the piece map's copy-out)
+        } else if (kRowWalk<C> && !vec) {  // (vec, f64 only: the piece map's copy-out)
             __syncwarp();
             rows_store<EPT>(g.a, n, e0, g.batch, sh + 2 * C + slot * TRI, ES, failsh, lane);
         } else {
