@@ -779,64 +779,45 @@ __device__ __forceinline__ uint32_t rows_mask(int n, bool swap, int lane) {
 template <int C>
 constexpr bool kRowWalk = C == 32;
 
-// Stages elements e0 .. e0 + EPT - 1 (those below batch) by cp.async to dst[q * es + ...].
-template <int EPT, class T, class U>
-__device__ __forceinline__ void rows_prefetch(const Tri<U> &a, int n, int64_t e0, int64_t batch, T *dst, int es,
-                                              int lane) {
-    constexpr int C = 32, UNR = sizeof(T) == 4 ? 32 : 2;  // a row mask of 32 bits; rows unrolled
-    const uint32_t m = rows_mask(n, a.swap, lane);
-    const int64_t ld = a.ld;
-    T *const d0 = dst + (a.swap ? tri_off(lane) : lane);
-#pragma unroll 1
-    for (int q = 0; q < EPT; ++q) {
-        const int64_t e = e0 + q;
-        if (e >= batch) break;
-        const U *pe = a.p + e * a.stride + lane;
-        T *const d = d0 + q * es;
-        if (!a.swap) {
-            int so = 0;  // tri_off(r)
-#pragma unroll(UNR)
-            for (int r = 0; r < C; ++r, pe += ld) {
-                if (m >> r & 1) __pipeline_memcpy_async(d + so, pe, sizeof(T));
-                so += r + 1;
-            }
-        } else {
-#pragma unroll(UNR)
-            for (int r = 0; r < C; ++r, pe += ld)
-                if (m >> r & 1) __pipeline_memcpy_async(d + r, pe, sizeof(T));
-        }
-    }
-}
-
-// The copy-out from src[q * es + ...] (a failed element, failsh[q] = j + 1: only its
-// columns before j).
-template <int EPT, class T>
-__device__ __forceinline__ void rows_store(const Tri<T> &a, int n, int64_t e0, int64_t batch, const T *src, int es,
-                                           const int *failsh, int lane) {
+// The row walk of elements e0 .. e0 + EPT - 1 (those below batch): LOAD, their entries by
+// cp.async to sh[q * es + ...]; else the copy-out from there (an element that failed,
+// failsh[q] = j + 1: only its columns before j).
+template <bool LOAD, int EPT, class T>
+__device__ __forceinline__ void rows_walk(const Tri<T> &a, int n, int64_t e0, int64_t batch, T *sh, int es,
+                                          const int *failsh, int lane) {
     constexpr int C = 32, UNR = sizeof(T) == 4 ? 32 : 2;  // a row mask of 32 bits; rows unrolled
     const uint32_t m0 = rows_mask(n, a.swap, lane);
     const int64_t ld = a.ld;
-    const T *const s0 = src + (a.swap ? tri_off(lane) : lane);
+    T *const s0 = sh + (a.swap ? tri_off(lane) : lane);
+    auto move = [](T *s, T *g) {
+        if constexpr (LOAD)
+            __pipeline_memcpy_async(s, g, sizeof(T));
+        else
+            *g = *s;
+    };
 #pragma unroll 1
     for (int q = 0; q < EPT; ++q) {
         const int64_t e = e0 + q;
         if (e >= batch) break;
-        const int f = failsh[q], lim = f == 0 ? C : f - 1;  // the columns written: below lim
-        // Logical column lane (no swap) or r (swap) below lim.
-        const uint32_t m = a.swap ? m0 & (lim >= 32 ? ~0u : (1u << lim) - 1) : lane < lim ? m0 : 0u;
+        uint32_t m = m0;
+        if constexpr (!LOAD) {
+            const int f = failsh[q], lim = f == 0 ? C : f - 1;  // the columns written: below lim
+            // Logical column lane (no swap) or r (swap) below lim.
+            m = a.swap ? m0 & (lim >= 32 ? ~0u : (1u << lim) - 1) : lane < lim ? m0 : 0u;
+        }
         T *pe = a.p + e * a.stride + lane;
-        const T *const s = s0 + q * es;
+        T *const s = s0 + q * es;
         if (!a.swap) {
             int so = 0;  // tri_off(r)
 #pragma unroll(UNR)
             for (int r = 0; r < C; ++r, pe += ld) {
-                if (m >> r & 1) *pe = s[so];
+                if (m >> r & 1) move(s + so, pe);
                 so += r + 1;
             }
         } else {
 #pragma unroll(UNR)
             for (int r = 0; r < C; ++r, pe += ld)
-                if (m >> r & 1) *pe = s[r];
+                if (m >> r & 1) move(s + r, pe);
         }
     }
 }
@@ -904,7 +885,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
         } else if (vec) {
             tri_prefetch<EPT, W>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         } else if constexpr (kRowWalk<C>) {
-            rows_prefetch<EPT>(g.a, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
+            rows_walk<true, EPT>(g.a, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, nullptr, lane);
         } else {
             tri_prefetch<EPT>(g.a, map, n, eb + int64_t(team) * EPT, g.batch, sh + 2 * C + sl * TRI, ES, lane);
         }
@@ -1087,7 +1068,7 @@ __global__ void potrf_warp_kernel(const PotrfArgs<T> g) {
             }
         } else if (kRowWalk<C> && !vec) {  // (vec, f64 only: the piece map's copy-out)
             __syncwarp();
-            rows_store<EPT>(g.a, n, e0, g.batch, sh + 2 * C + slot * TRI, ES, failsh, lane);
+            rows_walk<false, EPT>(g.a, n, e0, g.batch, sh + 2 * C + slot * TRI, ES, failsh, lane);
         } else {
             // Through the map: vec, whole pieces by 16-byte stores (a failed element's piece
             // that reaches its failing column entry by entry), then the rows' last entries;
