@@ -478,10 +478,10 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
         const unsigned mh = group_reduce<G, true>(hi, q);
         const bool top = cand && hi == mh;
         const unsigned tops = __ballot_sync(kFull, top);
-        if (one_per_group<G>(tops)) {
-            const unsigned m = group_bits<G>(tops, q);
-            return m ? __ffs(m) - 1 : q * G;
-        }
+        // The first top of the group, or q G where it has none (__ffs(0) - 1 is -1):
+        // without a branch, formed while the test below resolves.
+        const int first = max(__ffs(group_bits<G>(tops, q)) - 1, q * G);
+        if (one_per_group<G>(tops)) return first;
         const unsigned ml = group_reduce<G, true>(top ? lo : 0u, q);
         hit = top && lo == ml;
     } else {
@@ -491,8 +491,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     }
     // Ties (rare, but branching on them costs as much): the lowest position among the hits.
     const unsigned mp = group_reduce<G, false>(hit ? unsigned(pos) : 0xffffffffu, q);
-    const unsigned m = group_bits<G>(__ballot_sync(kFull, hit && unsigned(pos) == mp), q);
-    return m ? __ffs(m) - 1 : q * G;
+    return max(__ffs(group_bits<G>(__ballot_sync(kFull, hit && unsigned(pos) == mp), q)) - 1, q * G);
 }
 
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
@@ -550,16 +549,33 @@ struct WarpShape {
                   "16-byte row loads");
 };
 
+// 16 bytes to shared memory where p holds: a predicated store, not a branch around it,
+// so that the scheduler may interleave the pivot lane's row stores with the column's
+// division (H200 run 411).
+__device__ __forceinline__ void st_shared_if(bool p, double *dst, const double (&v)[2]) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %0, 0;\n\t@q st.shared.v2.f64 [%1], {%2, %3};\n\t}\n"
+                 ::"r"(int(p)), "r"(s), "d"(v[0]), "d"(v[1])
+                 : "memory");
+}
+__device__ __forceinline__ void st_shared_if(bool p, float *dst, const float (&v)[4]) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %0, 0;\n\t@q st.shared.v4.f32 [%1], {%2, %3, %4, %5};\n\t}\n"
+                 ::"r"(int(p)), "r"(s), "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3])
+                 : "memory");
+}
+
+// The pivot row from column `from` on (rounded down to 16 bytes) to buf, where p holds.
 template <class T, int C>
-__device__ __forceinline__ void put_row(T *buf, const T (&a)[C], int from = 0) {
+__device__ __forceinline__ void put_row_if(bool p, T *buf, const T (&a)[C], int from) {
     constexpr int W = 16 / sizeof(T);
 #pragma unroll
     for (int k0 = 0; k0 < C; k0 += W) {
         if (k0 + W <= from) continue;  // compile-time where `from` is
-        Pack<T> t;
+        T t[W];
 #pragma unroll
-        for (int w = 0; w < W; ++w) t.v[w] = a[k0 + w];
-        reinterpret_cast<Pack<T> *>(buf)[k0 / W] = t;
+        for (int w = 0; w < W; ++w) t[w] = a[k0 + w];
+        st_shared_if(p, buf + k0, t);
     }
 }
 
@@ -638,10 +654,8 @@ __device__ __forceinline__ int factor_rows(T (&a)[C], bool row_ok, int r, int q,
         const T u1 = j + 1 < C ? __shfl_sync(kFull, a[j + 1 < C ? j + 1 : j], pl) : T(0);
         T *const rowbuf = buf + (j & 1) * C;
         const bool piv_lane = lane == pl && row_ok;
-        if (piv_lane) {
-            piv[j] = pp;
-            put_row(rowbuf, a, j + 2);
-        }
+        if (piv_lane) piv[j] = pp;
+        put_row_if(piv_lane, rowbuf, a, j + 2);
         if (row_ok) pos = piv_lane ? j : pos == j ? pp : pos;
         __syncwarp();
         if ((d == T(0) || d != d) && info == 0) info = j + 1;
