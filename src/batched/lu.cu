@@ -177,7 +177,8 @@ __device__ __forceinline__ T pivot_divisor(T d) {
     return d == T(0) ? T(1) : d;
 }
 
-// 16 bytes of a row: the warp kernel's row buffers are read and written in these.
+// 16 bytes of a row: the warp kernel's row buffers are read in these (and written by
+// st_shared_if).
 template <class T>
 struct alignas(16) Pack {
     T v[16 / sizeof(T)];
