@@ -450,6 +450,13 @@ __device__ __forceinline__ unsigned group_bits(unsigned m, int q) {
     return m;
 }
 
+// The first lane of this lane's group set in the ballot m, or q G where none is
+// (__ffs(0) - 1 is -1, and the group's lanes are q G and above): without a branch.
+template <int G>
+__device__ __forceinline__ int first_in_group(unsigned m, int q) {
+    return max(__ffs(group_bits<G>(m, q)) - 1, q * G);
+}
+
 // Whether every group of the ballot m has at most one lane set (uniform over the warp).
 template <int G>
 __device__ __forceinline__ bool one_per_group(unsigned m) {
@@ -479,9 +486,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
         const unsigned mh = group_reduce<G, true>(hi, q);
         const bool top = cand && hi == mh;
         const unsigned tops = __ballot_sync(kFull, top);
-        // The first top of the group, or q G where it has none (__ffs(0) - 1 is -1):
-        // without a branch, formed while the test below resolves.
-        const int first = max(__ffs(group_bits<G>(tops, q)) - 1, q * G);
+        const int first = first_in_group<G>(tops, q);  // formed while the test resolves
         if (one_per_group<G>(tops)) return first;
         const unsigned ml = group_reduce<G, true>(top ? lo : 0u, q);
         hit = top && lo == ml;
@@ -492,7 +497,7 @@ __device__ __forceinline__ int pivot_lane(bool cand, K key, int pos, int q) {
     }
     // Ties (rare, but branching on them costs as much): the lowest position among the hits.
     const unsigned mp = group_reduce<G, false>(hit ? unsigned(pos) : 0xffffffffu, q);
-    return max(__ffs(group_bits<G>(__ballot_sync(kFull, hit && unsigned(pos) == mp), q)) - 1, q * G);
+    return first_in_group<G>(__ballot_sync(kFull, hit && unsigned(pos) == mp), q);
 }
 
 // The warp-group kernel's columns C for n = 9 .. 32, and the elements a warp stages at
