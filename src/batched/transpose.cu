@@ -1,7 +1,8 @@
 // The layout adapter: AoS <-> SoA for every element's `entries` values. As a matrix,
 // AoS is batch x entries (row e at e * stride) and SoA is entries x batch (row i at
-// i * stride): the adapter is a matrix transpose, done in 32 x 32 tiles through shared
-// memory so that both the reads and the writes run along rows (whole memory lines);
+// i * stride): the adapter is a matrix transpose, done in square tiles through shared
+// memory (64 x 64 for 4-byte values, else 32 x 32) so that both the reads and the writes
+// run along rows (whole memory lines);
 // elements of at most 16 entries take tiles of all their entries instead (narrow kernel).
 #include <cuda_runtime.h>
 
@@ -20,12 +21,8 @@ using namespace apairs::cuda;
 
 namespace {
 
-// The narrow kernel's threads per tile. The tile kernel's tile, and the rows of threads
-// that move it: 4-byte values 8 a thread, others 4 (the bytes a thread has in flight;
-// H200 run 213).
-constexpr int kUnit = 256, kTile = 32;
-template <class T>
-constexpr int thread_rows = sizeof(T) == 4 ? 4 : 8;
+// The narrow kernel's threads per tile.
+constexpr int kUnit = 256;
 
 template <class T>
 struct TransposeArgs {
@@ -35,35 +32,45 @@ struct TransposeArgs {
     int64_t ld_in, ld_out;
 };
 
-// out[c * ld_out + r] = in[r * ld_in + c]. A unit of 32 x kRows threads moves one tile
-// (each thread 32 / kRows values: all its loads in flight before the stores); a block of several
-// units moves several tiles at once, and tiles beyond the grid come in a grid stride.
-// The tile's row of 33 entries keeps the column reads free of bank conflicts.
+// The tile kernel: out[c * ld_out + r] = in[r * ld_in + c], a tile of TILE x TILE values
+// a block of 256 threads, each thread moving TILE^2 / 256 of them (all its loads in flight
+// before the stores), tiles beyond the grid in a grid stride. A row of TILE + 1 entries
+// keeps the column reads free of bank conflicts. 4-byte values take tiles of 64: 16
+// values, 64 bytes in flight a thread (H200 runs 418-419: float n = 16 0.163-0.167 ->
+// 0.155-0.160 ms against 32 x 32 tiles of 8 values a thread; double's tiles of 32, 4
+// values a thread, as fast as before, and 64 x 64 slower). The loads bypass L1 (no line is
+// read twice): lines in flight in the 28 KB of L1 that the largest shared-memory carveout
+// leaves held float to the times above (run 419, with them: 0.154-0.155). At most 64
+// registers (four blocks an SM; six, at 40, no faster: run 418).
+__host__ __device__ constexpr int tile_of_size(int64_t bytes) { return bytes == 4 ? 64 : 32; }
 template <class T>
-__global__ void transpose_kernel(const TransposeArgs<T> g) {
+constexpr int kTileOf = tile_of_size(sizeof(T));
+constexpr int kTileThreads = 256;
+
+template <class T, int TILE>
+__global__ void __launch_bounds__(kTileThreads, 4) transpose_kernel(const TransposeArgs<T> g) {
     extern __shared__ __align__(16) unsigned char transpose_smem[];
-    constexpr int kRows = thread_rows<T>, kU = kTile * kRows;
-    const int unit = threadIdx.x / kU, units = blockDim.x / kU;
-    const int tx = threadIdx.x % kTile, ty = (threadIdx.x % kU) / kTile;
-    T(*tile)[kTile + 1] = reinterpret_cast<T(*)[kTile + 1]>(transpose_smem) + unit * kTile;
-    const int64_t tiles_c = (g.cols + kTile - 1) / kTile;
-    const int64_t tiles = (g.rows + kTile - 1) / kTile * tiles_c;
-    for (int64_t t = int64_t(blockIdx.x) * units + unit; t < tiles; t += int64_t(gridDim.x) * units) {
-        const int64_t r0 = t / tiles_c * kTile, c0 = t % tiles_c * kTile;
-        T v[kTile / kRows];
+    constexpr int kPer = TILE * TILE / kTileThreads, kStep = kTileThreads / TILE;
+    T(*tile)[TILE + 1] = reinterpret_cast<T(*)[TILE + 1]>(transpose_smem);
+    const int tx = int(threadIdx.x) % TILE, ty = int(threadIdx.x) / TILE;
+    const int64_t tiles_c = (g.cols + TILE - 1) / TILE;
+    const int64_t tiles = (g.rows + TILE - 1) / TILE * tiles_c;
+    const int64_t in_step = kStep * g.ld_in, out_step = kStep * g.ld_out;
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int64_t r0 = t / tiles_c * TILE, c0 = t % tiles_c * TILE;
+        const bool whole = r0 + TILE <= g.rows && c0 + TILE <= g.cols;
+        T v[kPer];
+        int64_t in_at = (r0 + ty) * g.ld_in + c0 + tx;  // in row r0 + ty + k kStep, column c0 + tx
 #pragma unroll
-        for (int k = 0; k < kTile / kRows; ++k) {
-            const int64_t r = r0 + ty + k * kRows, c = c0 + tx;
-            if (r < g.rows && c < g.cols) v[k] = g.in[r * g.ld_in + c];
-        }
+        for (int k = 0; k < kPer; ++k, in_at += in_step)
+            if (whole || (r0 + ty + k * kStep < g.rows && c0 + tx < g.cols)) v[k] = __ldcg(g.in + in_at);
 #pragma unroll
-        for (int k = 0; k < kTile / kRows; ++k) tile[ty + k * kRows][tx] = v[k];
+        for (int k = 0; k < kPer; ++k) tile[ty + k * kStep][tx] = v[k];
         __syncthreads();
+        int64_t out_at = (c0 + ty) * g.ld_out + r0 + tx;  // out row c0 + ty + k kStep, column r0 + tx
 #pragma unroll
-        for (int k = 0; k < kTile / kRows; ++k) {
-            const int64_t c = c0 + ty + k * kRows, r = r0 + tx;  // out row c, column r
-            if (r < g.rows && c < g.cols) g.out[c * g.ld_out + r] = tile[tx][ty + k * kRows];
-        }
+        for (int k = 0; k < kPer; ++k, out_at += out_step)
+            if (whole || (c0 + ty + k * kStep < g.cols && r0 + tx < g.rows)) g.out[out_at] = tile[tx][ty + k * kStep];
         __syncthreads();
     }
 }
@@ -201,15 +208,17 @@ __global__ void __launch_bounds__(1024, sizeof(T) == 4 && NC ? 2 : 1) transpose_
 // The values are moved as unsigned integers of their width: bit for bit.
 template <class T>
 KernelSpec spec() {
+    constexpr int tile = kTileOf<T>;
     KernelSpec k;
-    k.fn = reinterpret_cast<const void *>(&transpose_kernel<T>);
+    k.fn = reinterpret_cast<const void *>(&transpose_kernel<T, tile>);
     k.model = Model::Tiles;
-    k.unit_threads = kTile * thread_rows<T>;
+    k.unit_threads = kTileThreads;
     k.unit_elements = 1;  // a unit moves one tile
-    k.unit_shared = int64_t(kTile) * (kTile + 1) * int64_t(sizeof(T));
-    k.name = fmt::format("transpose<{}-byte values, {}x{} tiles>", sizeof(T), kTile, kTile);
-    k.why = "a transpose of the batch x entries matrix in 32 x 32 tiles through shared memory, so that reads and "
-            "writes both run along rows";
+    k.unit_shared = int64_t(tile) * (tile + 1) * int64_t(sizeof(T));
+    k.name = fmt::format("transpose<{}-byte values, {}x{} tiles>", sizeof(T), tile, tile);
+    k.why = fmt::format("a transpose of the batch x entries matrix in {} x {} tiles through shared memory, so that "
+                        "reads and writes both run along rows",
+                        tile, tile);
     return k;
 }
 
@@ -272,7 +281,8 @@ KernelSpec spec_for(const TransposeProblem &pb) {
 
 int64_t tiles_of(const TransposeProblem &pb) {
     if (is_narrow(pb)) return (pb.batch + narrow_of(pb).tw - 1) / narrow_of(pb).tw;
-    return (pb.batch + kTile - 1) / kTile * ((pb.entries + kTile - 1) / kTile);
+    const int tile = tile_of_size(pb.elem_size());
+    return (pb.batch + tile - 1) / tile * ((pb.entries + tile - 1) / tile);
 }
 
 template <class T>

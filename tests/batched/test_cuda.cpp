@@ -104,6 +104,79 @@ TEST_CASE("batched CUDA: a transpose planned for 16-byte pieces moves aligned ar
             }
 }
 
+TEMPLATE_TEST_CASE("batched CUDA: the tile transpose moves device arrays of any strides, whole and partial tiles",
+                   "[cuda][batched][transpose]", uint8_t, float, double) {
+    using T = TestType;
+    const uint64_t seed = std::random_device{}();
+    INFO("seed " << seed);
+    std::mt19937_64 rng(seed);
+    const CudaContext cx;
+    const int32_t dtype = sizeof(T) == 1 ? APAIRS_DTYPE_U8 : sizeof(T) == 4 ? APAIRS_DTYPE_F32 : APAIRS_DTYPE_F64;
+    const T poison = sizeof(T) == 1 ? T(0x5a) : T(-7.25e30f);
+    auto value = [&]() {
+        if constexpr (sizeof(T) == 1) {
+            T x;
+            do x = T(rng() & 0xff);
+            while (x == poison);
+            return x;
+        } else {
+            return T(int64_t(rng() % 2000001) - 1000000) + T(0.5);
+        }
+    };
+    // Entries past the narrow kernel's 16: one partial tile (17), whole 64-wide tiles (64,
+    // 256), whole and partial (100); batches of one partial tile, at and past 64, and more
+    // tiles than the device holds at once (20011 x 256: grid-stride rounds).
+    int variant = 0;
+    for (int64_t entries : {17, 64, 100, 256})
+        for (int64_t batch : {1, 63, 65, 1031, 20011})
+            for (bool to_soa : {true, false}) {
+                if (batch == 20011 && entries != 256) continue;
+                ++variant;
+                INFO("entries " << entries << ", batch " << batch << (to_soa ? ", to SoA" : ", to AoS"));
+                // in: AoS (element stride >= entries) or SoA (batch stride >= batch); out the other.
+                const int64_t si = (to_soa ? entries : batch) + variant % 3,
+                              so = (to_soa ? batch : entries) + variant * 7 % 5;
+                const int64_t in_rows = to_soa ? batch : entries, out_rows = to_soa ? entries : batch;
+                const int64_t out_cols = to_soa ? batch : entries;
+                std::vector<T> in(size_t(in_rows * si));
+                for (T &x : in) x = value();
+                std::vector<T> out(size_t(out_rows * so), poison);
+                T *din = nullptr, *dout = nullptr;
+                cuda_ok(cudaMalloc(&din, in.size() * sizeof(T)));
+                cuda_ok(cudaMalloc(&dout, out.size() * sizeof(T)));
+                cuda_ok(cudaMemcpy(din, in.data(), in.size() * sizeof(T), cudaMemcpyHostToDevice));
+                cuda_ok(cudaMemcpy(dout, out.data(), out.size() * sizeof(T), cudaMemcpyHostToDevice));
+                apairs_plan_t plan = nullptr;
+                api_ok(apairs_plan_create_transpose_batched(&plan, cx.h, dtype,
+                                                            to_soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS, entries,
+                                                            si, so, batch));
+                char buf[4096];
+                api_ok(apairs_plan_describe(plan, buf, sizeof buf, nullptr));
+                INFO(buf);
+                CHECK(std::strstr(buf, sizeof(T) == 4 ? "64x64 tiles" : "32x32 tiles") != nullptr);
+                const apairs_status_t st = apairs_plan_execute_transpose(plan, din, dout);
+                apairs_plan_destroy(plan);
+                api_ok(st);
+                std::vector<T> back(in.size());
+                cuda_ok(cudaMemcpy(out.data(), dout, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+                cuda_ok(cudaMemcpy(back.data(), din, in.size() * sizeof(T), cudaMemcpyDeviceToHost));
+                cudaFree(din);
+                cudaFree(dout);
+                CHECK(std::memcmp(back.data(), in.data(), in.size() * sizeof(T)) == 0);
+                int64_t bad = 0, touched = 0;
+                for (int64_t r = 0; r < out_rows; ++r)
+                    for (int64_t c = 0; c < so; ++c) {
+                        const T got = out[size_t(r * so + c)];
+                        if (c < out_cols)
+                            bad += std::memcmp(&got, &in[size_t(c * si + r)], sizeof got) != 0;
+                        else
+                            touched += std::memcmp(&got, &poison, sizeof got) != 0;
+                    }
+                CHECK(bad == 0);
+                CHECK(touched == 0);
+            }
+}
+
 namespace {
 
 // A device copy of `host` starting `shift` values past its allocation's start (on the

@@ -134,7 +134,7 @@ TEMPLATE_TEST_CASE("batched transpose moves every value bit for bit and nothing 
         check_transpose<TestType>(ctx.h, 4, 600001, 0, 0, to_soa, rng);
         check_transpose<TestType>(ctx.h, 13, 200003, 1, 3, to_soa, rng);
     }
-    // The CUDA engine's 32 x 32 tiles (more than 16 entries) in more tiles than the device
+    // The CUDA engine's square tiles (more than 16 entries) in more tiles than the device
     // holds at once (each unit several rounds of its grid stride), the last tiles partial
     // both ways, packed and padded.
     for (bool to_soa : {true, false}) {
