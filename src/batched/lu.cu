@@ -1532,7 +1532,8 @@ KernelSpec getrf_line() {
 // SM that their registers allow (C = 32: 16 slots of 9,248 bytes), and leaves 92 KB of L1
 // to the lines of each warp's element staging by 8-byte cp.async, where the largest
 // carveout left 28 KB (H200 run 422, three rounds: f64 n = 32 0.286-0.290 -> 0.276-0.278
-// ms, n = 16 0.228-0.230 -> 0.226-0.228; at 196 KB unchanged). f32 unchanged, not asked.
+// ms, n = 16 0.228-0.230 -> 0.226-0.228; at 196 KB unchanged; n = 17..31 untimed). f32
+// unchanged, not asked.
 constexpr int64_t kGetrfAosSharedPerSm = 164 * 1024;
 static_assert(16 * (WarpShape<double, 32, false>::TEAM_BYTES + 1024) <= kGetrfAosSharedPerSm,
               "16 warps of f64 C = 32 an SM (1 KB reserved a block, sm_80 and later)");

@@ -41,7 +41,8 @@ struct TransposeArgs {
 // values a thread, as fast as before, and 64 x 64 slower). The loads bypass L1 (no line is
 // read twice): lines in flight in the 28 KB of L1 that the largest shared-memory carveout
 // leaves held float to the times above (run 419, with them: 0.154-0.155). At most 64
-// registers (four blocks an SM; six, at 40, no faster: run 418).
+// registers (four blocks an SM; six, at 40, no faster: run 418). The kernel takes blocks
+// of exactly kTileThreads: its launch bounds cap the planner's blocks at one unit.
 __host__ __device__ constexpr int tile_of_size(int64_t bytes) { return bytes == 4 ? 64 : 32; }
 template <class T>
 constexpr int kTileOf = tile_of_size(sizeof(T));

@@ -125,7 +125,7 @@ TEMPLATE_TEST_CASE("batched CUDA: the tile transpose moves device arrays of any 
         }
     };
     // Entries past the narrow kernel's 16: one partial tile (17), whole 64-wide tiles (64,
-    // 256), whole and partial (100); batches of one partial tile, at and past 64, and more
+    // 256), whole and partial (100); batches of one partial tile, either side of 64, and more
     // tiles than the device holds at once (20011 x 256: grid-stride rounds).
     int variant = 0;
     for (int64_t entries : {17, 64, 100, 256})
