@@ -2,10 +2,11 @@
 // the transpose planned for 16-byte pieces (4-byte values, entries and strides multiples
 // of 4) on device arrays on the 16-byte grid (its 16-byte kernel: partial pieces and
 // tiles at the batch's end) and off it (the scalar kernel) moves every value bit for bit
-// and writes nothing else, as does the tile kernel (more than 16 entries) on device arrays
-// of padded strides, both directions, in u8, f32 and f64; gemv and dot planned for bulk copies (sm_90) on device arrays
-// on the grid (the copies) and off it (plain loads into the same stages), and SoA gemv
-// planned for staging by cp.async on arrays on the grid and off it (plain loads), match
+// and writes nothing else, as does the tile kernel (more than 16 entries) on device
+// arrays of padded strides, both directions, in u8, f32 and f64; gemv and dot planned for
+// bulk copies (sm_90) on device arrays on the grid (the copies) and off it (plain loads
+// into the same stages), and SoA gemv planned for staging by cp.async on arrays on the
+// grid and off it (plain loads), match
 // a long-double reference and leave the outputs' padding alone; potrf's f64 warp kernel
 // of n = 25..32 gives the same bits staged in 16-byte pieces (arrays on the grid) and an
 // entry at a time (off it); potrf's warp kernels (n = 9..32) give the bits of their
