@@ -292,6 +292,16 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{32, 32, 36, aligned, false, true, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{32, 32, 8, 16, false, false, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{24, 28, 40, 1000, true, true, true, false, 0, 0, 1.0, 1.0});
+    // SoA C of 32 x 32 and 64 x 64 (the CUDA pipelined tiles) with every pair of
+    // transposes, C row- and column-major, k over several slices and a partial last one,
+    // beta read and not; in double on the 16-byte grid (host arrays are staged with the
+    // batch as the stride: even batches), so that whole stages take the fixed pieces and
+    // the last group of units, two elements short, is walked.
+    cs.push_back(Case{64, 64, 48, 2050, true, false, true, true, 0, 1, 1.0, 0.5});
+    cs.push_back(Case{64, 64, 40, 1002, true, true, true, true, 0, 1, -0.75, 0.0});
+    cs.push_back(Case{64, 64, 64, 1002, false, false, true, false, 0, 1, 1.0, 1.0});
+    cs.push_back(Case{32, 32, 64, 3002, true, true, true, true, 0, 1, 0.5, 0.0});
+    cs.push_back(Case{32, 32, 20, 3002, false, false, true, true, 0, 1, 1.0, -1.0});
     return cs;
 }
 
