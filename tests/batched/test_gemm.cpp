@@ -292,11 +292,11 @@ std::vector<Case> all_cases() {
     cs.push_back(Case{32, 32, 36, aligned, false, true, true, true, 0, 0, 1.0, 0.0});
     cs.push_back(Case{32, 32, 8, 16, false, false, true, true, 0, 0, 1.0, 0.5});
     cs.push_back(Case{24, 28, 40, 1000, true, true, true, false, 0, 0, 1.0, 1.0});
-    // SoA C of 32 x 32 and 64 x 64 (the CUDA pipelined tiles) with every pair of
-    // transposes, C row- and column-major, k over several slices and a partial last one,
-    // beta read and not; in double on the 16-byte grid (host arrays are staged with the
-    // batch as the stride: even batches), so that whole stages take the fixed pieces and
-    // the last group of units, two elements short, is walked.
+    // SoA C of 32 x 32 and 64 x 64 (the CUDA pipelined tiles) with ops TN, TT and NN (NT:
+    // the cases above), C row- and column-major, k over several slices and a partial last
+    // one, beta read and not; in double on the 16-byte grid (host arrays are staged with
+    // the batch as the stride: even batches), so that whole stages may take the fixed
+    // pieces, and the last group of four elements, two short, is walked.
     cs.push_back(Case{64, 64, 48, 2050, true, false, true, true, 0, 1, 1.0, 0.5});
     cs.push_back(Case{64, 64, 40, 1002, true, true, true, true, 0, 1, -0.75, 0.0});
     cs.push_back(Case{64, 64, 64, 1002, false, false, true, false, 0, 1, 1.0, 1.0});
