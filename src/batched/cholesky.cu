@@ -1700,6 +1700,17 @@ constexpr int kWarpMaxN = 32;
 // are 32-bit: they take a matrix only when its largest index (n - 1) ld + n - 1 fits.
 bool map_fits(const Matrix &m, int64_t n) { return (n - 1) * m.ld + n <= INT32_MAX; }
 
+// Smaller shared-memory carveouts for AoS warp kernels, which stage each element by 4- or
+// 8-byte cp.async through L1: each load's line is held in L1 until it lands, and the
+// largest carveout leaves 28 KB of L1 (as getrf's, lu.cu). H200 runs 427-428, three
+// rounds each against the largest carveout: potrs f64 n = 16 at 132 KB 0.091 -> 0.079
+// ms (20 warps an SM either way), f32 n = 16 0.116 -> 0.113; at 164 KB potrs f64 n = 32
+// 0.084 -> 0.076 (25 -> 18 warps), f32 n = 32 0.102 -> 0.095, and potrf f64 n = 32 0.176-
+// 0.179 -> 0.169 (8 warps either way). 100 KB was no faster and 64 KB slower; potrf f64
+// n = 16 and f32 n = 16, 32 no faster under any (f32 n = 16 0.183 at the largest, 0.182-
+// 0.200 at 196, 164 and 132 KB), so they keep the largest.
+constexpr int64_t kCholAosSharedPerSm[2] = {132 * 1024, 164 * 1024};
+
 template <class T, int C>
 KernelSpec potrf_warp(bool soa) {
     KernelSpec k;
@@ -1708,6 +1719,7 @@ KernelSpec potrf_warp(bool soa) {
     k.group = CholWarpShape<T, C, false>::G;
     k.unit_elements = CholWarpShape<T, C, false>::EPT;
     k.unit_shared = soa ? CholWarpShape<T, C, true>::TEAM_BYTES : CholWarpShape<T, C, false>::TEAM_BYTES;
+    if (!soa && sizeof(T) == 8 && C == 32) k.shared_per_sm = kCholAosSharedPerSm[1];
     return k;
 }
 
@@ -1724,6 +1736,7 @@ KernelSpec potrs_warp(bool coop) {
     k.group = CholSolveShape<T, C>::G;
     k.unit_elements = CholSolveShape<T, C>::EPT;
     k.unit_shared = round16(int64_t(CholSolveShape<T, C>::EPT) * CholSolveShape<T, C>::ES * int64_t(sizeof(T)));
+    if (!coop) k.shared_per_sm = kCholAosSharedPerSm[C == 16 ? 0 : 1];
     return k;
 }
 
