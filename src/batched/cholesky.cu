@@ -1881,7 +1881,7 @@ KernelSpec potrs_kernel_for(const PotrsProblem &pb) {
         KernelSpec k = rows_kernel_spec(f64 ? reinterpret_cast<const void *>(&potrs_stream_kernel<double, 4, 1>)
                                             : reinterpret_cast<const void *>(&potrs_stream_kernel<float, 4, 1>),
                                         f64 ? stream_slot<double>() : stream_slot<float>());
-        k.shared_per_sm = stream_shared_per_sm(pb.a.soa, f64, n);
+        k.shared_per_sm = stream_shared_per_sm(pb.a.soa, f64, n, 1);
         k.name = fmt::format("potrs_stream<{}, 32 lanes per element, 4 rows each>", tname(pb.dtype));
         k.why = fmt::format("nrhs = 1, n = {} (above 96): a warp per element, x in registers (4 rows a lane), both "
                             "triangular solves by columns with the solved entry broadcast by a shuffle, the factor "

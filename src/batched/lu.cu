@@ -1711,7 +1711,7 @@ KernelSpec getrs_stream_for(int n, int nrhs, bool soa) {
     KernelSpec k = rows_kernel_spec(R <= 2 ? getrs_stream_fn<T, 2>(nrhs) : R == 3 ? getrs_stream_fn<T, 3>(nrhs)
                                                                                : getrs_stream_fn<T, 4>(nrhs),
                                     stream_slot<T>());
-    k.shared_per_sm = stream_shared_per_sm(soa, sizeof(T) == 8, n);
+    k.shared_per_sm = stream_shared_per_sm(soa, sizeof(T) == 8, n, nrhs);
     return k;
 }
 

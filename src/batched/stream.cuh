@@ -49,12 +49,13 @@ constexpr int kStreamRhs = 4;
 // The carveout is the plan's, asked by each launch (launch_raw), so AoS and SoA plans of
 // one kernel keep their own.
 constexpr int64_t kStreamSoaSharedPerSm = 164 * 1024;
-// AoS f64 past n = 96 (four rows a lane) asks for it too: 9 warps an SM with 92 KB of L1
-// where the largest keeps 13 with 28 KB (H200 run 430, three rounds: potrs n = 128
-// 0.158 -> 0.146-0.147 ms, getrs 0.185 -> 0.178-0.180); f32 gained nothing (run 430,
-// potrs 0.178 either way) and n = 64 neither (run 429), so they keep the largest (0).
-inline int64_t stream_shared_per_sm(bool soa, bool f64, int n) {
-    return soa || (f64 && n > 96) ? kStreamSoaSharedPerSm : 0;
+// AoS f64 past n = 96 (four rows a lane) with one right-hand side asks for it too: 9
+// warps an SM with 92 KB of L1 where the largest keeps 13 with 28 KB (H200 run 430, three
+// rounds: potrs n = 128 0.158 -> 0.146-0.147 ms, getrs 0.185 -> 0.178-0.180); f32 gained
+// nothing (run 430, potrs 0.178 either way) and n = 64 neither (run 429), so they keep
+// the largest (0), as does getrs's kernel of chunks of right-hand sides (not timed so).
+inline int64_t stream_shared_per_sm(bool soa, bool f64, int n, int nrhs) {
+    return soa || (f64 && n > 96 && nrhs == 1) ? kStreamSoaSharedPerSm : 0;
 }
 
 // A warp's ring (bytes).

@@ -1110,8 +1110,8 @@ TEMPLATE_TEST_CASE("batched CUDA: the rows and stream kernels' SoA blocks take w
 }
 
 // The SoA stream plans ask for a smaller shared-memory carveout (kStreamSoaSharedPerSm)
-// than the f32 AoS plans of the same kernel (f64 AoS past n = 96 asks for the same as
-// SoA). A carveout set on the function (its attribute) would be the last plan's for every
+// than the f32 AoS plans of the same kernel (f64 AoS past n = 96 with one right-hand
+// side asks for the same as SoA). A carveout set on the function (its attribute) would be the last plan's for every
 // plan of it: each plan keeps its own, which each of its launches asks for (launch_raw;
 // what a launch got is not observable here).
 TEST_CASE("batched CUDA: a SoA stream plan keeps its carveout when an AoS plan of its kernel follows",
@@ -1125,15 +1125,17 @@ TEST_CASE("batched CUDA: a SoA stream plan keeps its carveout when an AoS plan o
     const int64_t n = 128, batch = 4001, stride = 4032;
     const int32_t rm = APAIRS_ORDER_ROW_MAJOR;
     for (const bool potrs : {false, true}) {
-        auto plan = [&](bool soa, int32_t dtype = APAIRS_DTYPE_F32) {
+        auto plan = [&](bool soa, int32_t dtype = APAIRS_DTYPE_F32, int64_t nrhs = 1) {
             const int32_t layout = soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS;
-            const int64_t sa = soa ? stride : n * n, sb = soa ? stride : n;
+            const int64_t sa = soa ? stride : n * n, sb = soa ? stride : n * nrhs;
             if (potrs)
                 return apairs::batched::plan_potrs_cuda(
-                    apairs::batched::make_potrs_problem(dtype, layout, rm, APAIRS_UPLO_LOWER, n, 1, n, sa, 1, sb, batch),
+                    apairs::batched::make_potrs_problem(dtype, layout, rm, APAIRS_UPLO_LOWER, n, nrhs, n, sa, nrhs, sb,
+                                                        batch),
                     0, 0.0);
             return apairs::batched::plan_getrs_cuda(
-                apairs::batched::make_getrs_problem(dtype, layout, rm, APAIRS_OP_N, n, 1, n, sa, 1, sb, batch), 0, 0.0);
+                apairs::batched::make_getrs_problem(dtype, layout, rm, APAIRS_OP_N, n, nrhs, n, sa, nrhs, sb, batch),
+                0, 0.0);
         };
         const apairs::batched::CudaConfig soa = plan(true), aos = plan(false);
         INFO((potrs ? "potrs" : "getrs") << " SoA: " << soa.why_model << "; AoS: " << aos.why_model);
@@ -1143,5 +1145,6 @@ TEST_CASE("batched CUDA: a SoA stream plan keeps its carveout when an AoS plan o
         const apairs::batched::CudaConfig aos64 = plan(false, APAIRS_DTYPE_F64);
         CHECK(aos64.carveout == plan(true, APAIRS_DTYPE_F64).carveout);
         CHECK(aos64.carveout < 100);
+        if (!potrs) CHECK(plan(false, APAIRS_DTYPE_F64, 4).carveout == 100);  // chunks of right-hand sides
     }
 }
