@@ -918,6 +918,14 @@ __device__ __forceinline__ void flat_whole(const FlatArgs<T> &g) {
         flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 ? 4 : 1, true, SHARED, LG>(g);
     else if (RC == 1 && U == 4 && sizeof(T) == 4 && xg == 2)  // (f64: spills)
         flat_body<T, K, U, RC, true, false, RC == 1 && U == 4 && sizeof(T) == 4 ? 2 : 1, true, SHARED, LG>(g);
+    // U = 2 (K = 2: f32 rows of 33..64 entries, f64 of 17..32), a lane's two slots in one
+    // element: x loaded once for both, and f32's widened to double once (SASS: 1.5 F2F a
+    // product where there were 2). ncu (H200 run 435): float gemv n = 64 issued 4.5 M warp
+    // F2F, 12 % of its instructions and, at 16 results a clock an SM, about 47 % of its
+    // schedulers' cycles; double n = 64, the same bytes, none. Runs 436-437: float AoS n =
+    // 64 0.076-0.079 -> 0.075-0.078 ms, the other rows even; the same sums, the same bits.
+    else if (RC == 1 && U == 2 && xg >= 2)
+        flat_body<T, K, U, RC, true, false, RC == 1 && U == 2 ? 2 : 1, true, SHARED, LG>(g);
     else if (RC == 1 && U == 4 && sizeof(T) == 8 && g.lg_slots == 0)  // f64 dot: 9ebe882's trees
         flat_body<T, K, U, RC, true, false, 1, !(RC == 1 && U == 4 && sizeof(T) == 8), SHARED, LG>(g);
     else
