@@ -397,7 +397,10 @@ APAIRS_API apairs_status_t apairs_plan_destroy(apairs_plan_t plan);
  * 32 x 32 with k > 16: the tensor cores' double-precision mma adds them four at a time
  * in an order of its own, so the last bits may differ from the host's; float operands
  * are converted to double exactly there, and the sums, alpha and beta taken in double
- * and rounded to float once), so in every case
+ * and rounded to float once; and on CUDA for double AoS elements whose C has 38 or more
+ * rows or columns, or whose k exceeds 40 with C of 20 or more rows or columns, with
+ * alpha != 0: cuBLAS's strided batched DGEMM where libcublas loads (the fastest there;
+ * apairs_plan_describe names it), summing in an order of its own), so in every case
  * |error| <= (k + 2) u (|alpha| sum_l |op(A)_il op(B)_lj| + |beta C_ij|), u the unit
  * roundoff of the dtype. alpha and beta are rounded to the dtype (and must be finite
  * there); a beta that is 0 after rounding never reads C (C may hold NaN or be

@@ -2,10 +2,13 @@
 // built when the `cuda` option is on.
 #pragma once
 
+#include <algorithm>
+#include <memory>
 #include <string>
 
 #include "batched/problem.hpp"
 #include "common/occupancy.hpp"
+#include "cuda/blas.hpp"
 
 namespace apairs::batched {
 
@@ -44,8 +47,26 @@ struct CudaConfig {
 // smaller batch stride; it must never choose another kernel than the planned one.
 //   gemm.cu: gemm; cholesky.cu: potrf, potrs, posv; vector.cu: dot, gemv;
 //   lu.cu: getrf, getrs, gesv; transpose.cu: the layout adapter.
-CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target);
-void launch_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B,
+// gemm: the family's kernel, always planned (the fallback, and the device's description);
+// double AoS elements of the shapes gemm_vendor_shape names go through cuBLAS's strided
+// batched DGEMM instead, where libcublas loads (gemm_unavailable says why not).
+struct GemmConfig {
+    CudaConfig kernel;
+    std::shared_ptr<const cuda::Gemm> gemm;
+    std::string gemm_unavailable;
+};
+// C of 38 or more rows or columns, or k past 40 with C of 20 or more: where cuBLAS's
+// DGEMM ran 1.03-10.6x the family's kernels head to head (H200 runs 440-442, batches of
+// 805 MB to 3.2 GB: 3.6-3.9x at 128 x 128 x 128, 1.4-1.9x at 38..63 cubed, 1.3x at 32 x
+// 32 x 48, 1.03-1.07x at 64 cubed), and not where the kernels won or tied (33 and 34
+// cubed 0.90-0.96x, 36 cubed 1.02-1.03x, 32 cubed 0.99-1.12x, C of 8 or 16 with k of
+// 65..128 0.86-1.01x).
+constexpr bool gemm_vendor_shape(int64_t m, int64_t n, int64_t k) {
+    return std::max(m, n) >= 38 || (k > 40 && std::max(m, n) >= 20);
+}
+
+GemmConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target);
+void launch_gemm_cuda(const GemmProblem &pb, const GemmConfig &cfg, void *stream, const void *A, const void *B,
                       void *C);
 
 CudaConfig plan_potrf_cuda(const PotrfProblem &pb, int device, double occupancy_target);

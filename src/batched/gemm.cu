@@ -1888,7 +1888,9 @@ void launch_scale_cuda(const Matrix &m, int32_t dtype, double beta, int64_t batc
         launch_planned(cfg, stream, ScaleArgs<float>{static_cast<float *>(out), m, batch, float(beta), dense}, what);
 }
 
-CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target) {
+namespace {
+
+CudaConfig plan_gemm_kernel(const GemmProblem &pb, int device, double occupancy_target) {
     if (pb.alpha == 0) return plan_scale_cuda(pb.c, pb.dtype, pb.batch, device, occupancy_target);
     // The unit of growth: a warp of elements (thread-per-element, warp-group) or an
     // element's sub-block; for SoA block-per-element, as many consecutive elements'
@@ -1920,8 +1922,29 @@ CudaConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_ta
     return c;
 }
 
-void launch_gemm_cuda(const GemmProblem &pb, const CudaConfig &cfg, void *stream, const void *A, const void *B,
+}  // namespace
+
+GemmConfig plan_gemm_cuda(const GemmProblem &pb, int device, double occupancy_target) {
+    GemmConfig g;
+    g.kernel = plan_gemm_kernel(pb, device, occupancy_target);
+    // (float keeps the kernels: their sums are in double, cuBLAS's SGEMM's in float.)
+    if (pb.dtype != APAIRS_DTYPE_F64 || pb.c.soa || pb.alpha == 0 || !gemm_vendor_shape(pb.m, pb.n, pb.k)) return g;
+    if (!cuda::Gemm::fits(pb.m, pb.n, pb.k, pb.a.ld, pb.b.ld, pb.c.ld))
+        g.gemm_unavailable = "a size beyond cuBLAS's 32-bit arguments";
+    else
+        g.gemm = cuda::Gemm::create(device, &g.gemm_unavailable);
+    return g;
+}
+
+void launch_gemm_cuda(const GemmProblem &pb, const GemmConfig &gc, void *stream, const void *A, const void *B,
                       void *C) {
+    if (gc.gemm) {
+        gc.gemm->batched(stream, !pb.c.row_major, pb.trans_a, pb.trans_b, pb.m, pb.n, pb.k, pb.alpha,
+                         static_cast<const double *>(A), pb.a.ld, pb.a.stride, static_cast<const double *>(B),
+                         pb.b.ld, pb.b.stride, pb.beta, static_cast<double *>(C), pb.c.ld, pb.c.stride, pb.batch);
+        return;
+    }
+    const CudaConfig &cfg = gc.kernel;
     if (pb.alpha == 0) return launch_scale_cuda(pb.c, pb.dtype, pb.beta, pb.batch, cfg, stream, C);
     DeviceScope scope(cfg.device);
     if (pb.dtype == APAIRS_DTYPE_F64)

@@ -56,7 +56,7 @@ struct Gemm {
         gemm_host(pb, x[0], x[1], arg<void>(x, 2), threads);
     }
 #if APAIRS_HAVE_CUDA
-    using Config = CudaConfig;
+    using Config = GemmConfig;
     static Config plan(const Problem &pb, int device, double target) { return plan_gemm_cuda(pb, device, target); }
     static void operands(const Problem &pb, Operand *o) {
         const size_t es = pb.elem_size();
@@ -365,6 +365,14 @@ std::string describe(const CudaConfig &c) {
                        100 * o.occupancy, o.limiter, c.regs_per_thread, c.dynamic_shared, c.why_model,
                        c.choice.reason);
 }
+std::string describe(const GemmConfig &c) {
+    if (c.gemm)
+        return fmt::format("model=library ({}, cublasDgemmStridedBatched); why: double AoS elements with C of "
+                           "38 or more rows or columns, or k past 40 with C of 20 or more: cuBLAS's DGEMM outruns "
+                           "the family's kernels there",
+                           c.gemm->library());
+    return describe(c.kernel) + (c.gemm_unavailable.empty() ? "" : "; cuBLAS not used: " + c.gemm_unavailable);
+}
 std::string describe(const PosvConfig &c) {
     return fmt::format("potrf: {}; then potrs: {}", describe(c.potrf), describe(c.potrs));
 }
@@ -372,6 +380,7 @@ std::string describe(const GesvConfig &c) {
     return fmt::format("getrf: {}; then getrs: {}", describe(c.getrf), describe(c.getrs));
 }
 const CudaConfig &first(const CudaConfig &c) { return c; }
+const CudaConfig &first(const GemmConfig &c) { return c.kernel; }
 const CudaConfig &first(const PosvConfig &c) { return c.potrf; }
 const CudaConfig &first(const GesvConfig &c) { return c.getrf; }
 #endif

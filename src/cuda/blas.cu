@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@ struct Api {
     decltype(&cublasGetVersion_v2) version = nullptr;
     decltype(&cublasSgemm_v2) sgemm = nullptr;
     decltype(&cublasDgemm_v2) dgemm = nullptr;
+    decltype(&cublasDgemmStridedBatched) dgemm_batched = nullptr;
 };
 
 template <class F>
@@ -61,7 +63,8 @@ Api load() {
           resolve(lib, "cublasSetMathMode", &a.set_math_mode, &a.error) &&
           resolve(lib, "cublasGetVersion_v2", &a.version, &a.error) &&
           resolve(lib, "cublasSgemm_v2", &a.sgemm, &a.error) &&
-          resolve(lib, "cublasDgemm_v2", &a.dgemm, &a.error)))
+          resolve(lib, "cublasDgemm_v2", &a.dgemm, &a.error) &&
+          resolve(lib, "cublasDgemmStridedBatched", &a.dgemm_batched, &a.error)))
         a.create = nullptr;
     return a;
 }
@@ -140,6 +143,28 @@ void Gemm::abt(void *stream, int elem, int64_t n1, int64_t n2, int64_t k, const 
                            static_cast<const double *>(B), int(ldb), static_cast<const double *>(A), int(lda), &zero,
                            static_cast<double *>(D), int(ldd)),
                    "cublasDgemm");
+    }
+}
+
+void Gemm::batched(void *stream, bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                   const double *A, int64_t lda, int64_t sa, const double *B, int64_t ldb, int64_t sb, double beta,
+                   double *C, int64_t ldc, int64_t sc, int64_t batch) const {
+    // Row-major C = op(A) op(B) is column-major C^T (n x m) = op(B)^T op(A)^T, where the
+    // row-major A and B are the column-major A^T and B^T: the same ops on B, then A.
+    const Api &a = api();
+    const cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
+    const cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    std::lock_guard<std::mutex> lock(mutex_);
+    check_blas(a.set_stream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+    for (int64_t e0 = 0; e0 < batch; e0 += INT_MAX) {  // (cuBLAS counts elements in an int)
+        const int count = int(std::min<int64_t>(INT_MAX, batch - e0));
+        const double *const pa = A + e0 * sa, *const pb = B + e0 * sb;
+        double *const pc = C + e0 * sc;
+        check_blas(col_major ? a.dgemm_batched(h, oa, ob, int(m), int(n), int(k), &alpha, pa, int(lda), sa, pb,
+                                               int(ldb), sb, &beta, pc, int(ldc), sc, count)
+                             : a.dgemm_batched(h, ob, oa, int(n), int(m), int(k), &alpha, pb, int(ldb), sb, pa,
+                                               int(lda), sa, &beta, pc, int(ldc), sc, count),
+                   "cublasDgemmStridedBatched");
     }
 }
 

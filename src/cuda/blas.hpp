@@ -1,7 +1,8 @@
 // cuBLAS for the families that want a vendor GEMM where it is the fastest correct path
-// (today: DOT, D = A B^T). libcublas is loaded at run time (dlopen, the first time a
-// plan asks), never linked, so libapairs loads and runs on machines without it; a plan
-// that cannot get it falls back to its own kernel and says so in its description.
+// (today: DOT, D = A B^T; batched double gemm of the larger elements). libcublas is
+// loaded at run time (dlopen, the first time a plan asks), never linked, so libapairs
+// loads and runs on machines without it; a plan that cannot get it falls back to its
+// own kernel and says so in its description.
 // Plain C++, no CUDA types. Only built when the `cuda` option is on.
 #pragma once
 
@@ -31,6 +32,13 @@ public:
     // handle's device. Thread-safe: the stream is set and the call queued under a lock.
     void abt(void *stream, int elem, int64_t n1, int64_t n2, int64_t k, const void *A, int64_t lda,
              const void *B, int64_t ldb, void *D, int64_t ldd) const;
+
+    // Queues C_e = alpha op(A_e) op(B_e) + beta C_e for e < batch, double, elements
+    // sa, sb, sc entries apart, row- or column-major (ld as stored; op(A) m x k, op(B) k
+    // x n); cuBLAS's strided batched DGEMM (beta = 0: C is not read). Thread-safe as abt.
+    void batched(void *stream, bool col_major, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                 const double *A, int64_t lda, int64_t sa, const double *B, int64_t ldb, int64_t sb, double beta,
+                 double *C, int64_t ldc, int64_t sc, int64_t batch) const;
 
     const std::string &library() const { return library_; }  // e.g. "cuBLAS 13.0.2 (libcublas.so.13)"
     bool tf32() const { return tf32_; }

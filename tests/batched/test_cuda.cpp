@@ -15,7 +15,9 @@
 // getrs's kernels of n > 8 with at most 8 right-hand sides (rows and stream; 13 sizes from
 // 9 to 128, every layout, order and op) the bits of its column solves; an execute whose
 // kernel's shared-memory limit was lowered after planning raises it again and runs; gemm
-// with alpha = 0 scales C bit for bit on device arrays on and off the 16-byte grid.
+// with alpha = 0 scales C bit for bit on device arrays on and off the 16-byte grid;
+// double AoS gemm of the larger shapes goes through cuBLAS within the bound, writing
+// only C.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -447,6 +449,110 @@ TEMPLATE_TEST_CASE("batched CUDA: gemm with alpha = 0 scales C on arrays on the 
                         CHECK(bad == 0);
                         CHECK(touched == 0);
                     }
+}
+
+// Double AoS gemm of the shapes gemm_vendor_shape names goes through cuBLAS's strided
+// batched DGEMM (the device image has the toolkit's libcublas), the rest through the
+// family's kernels, and the plan's description says which; float and SoA never. On device
+// arrays with padded rows and elements, both orders and every pair of ops, beta = 0 on a
+// C of NaN and beta = 0.5: every entry of C within apairs.h's bound of a long-double
+// reference, and nothing else written (the padding, the gaps between elements, the
+// guards either side).
+TEST_CASE("batched CUDA: double AoS gemm of the larger shapes goes through cuBLAS, keeps the bound, writes only C",
+          "[cuda][batched][gemm]") {
+    Setup su;
+    INFO("seed " << su.seed);
+    struct Shape {
+        int64_t m, n, k;
+    };
+    const double poison = -7.25e30, alpha = -0.75, u = std::ldexp(1.0, -53);
+    auto describe = [](apairs_plan_t p) {
+        char buf[4096];
+        api_ok(apairs_plan_describe(p, buf, sizeof buf, nullptr));
+        return std::string(buf);
+    };
+    for (const Shape s : {Shape{40, 24, 45}, Shape{38, 5, 3}, Shape{3, 38, 2}, Shape{20, 7, 41}, Shape{1, 128, 9},
+                          Shape{33, 33, 33}, Shape{16, 16, 65}})
+        for (bool row : {true, false})
+            for (int ops = 0; ops < 4; ++ops) {
+                const bool ta = ops & 1, tb = ops & 2, vendor = apairs::batched::gemm_vendor_shape(s.m, s.n, s.k);
+                const double beta = ops == 1 || ops == 2 ? 0.5 : 0.0;
+                const int64_t batch = 37, pad = 1 + ops % 2, guard = 8;
+                INFO("m " << s.m << " n " << s.n << " k " << s.k << (row ? " row" : " col") << "-major op "
+                          << (ta ? 'T' : 'N') << (tb ? 'T' : 'N') << " beta " << beta);
+                // A stored operand of r x c: its ld, element stride, and entry (i, j) of element e.
+                struct Op {
+                    int64_t r, c, ld, stride;
+                    bool row;
+                    int64_t at(int64_t i, int64_t j, int64_t e) const { return e * stride + (row ? i * ld + j : i + j * ld); }
+                    int64_t span(int64_t b) const { return (b - 1) * stride + (row ? (r - 1) * ld + c : (c - 1) * ld + r); }
+                };
+                auto make = [&](int64_t r, int64_t c) {
+                    const int64_t ld = (row ? c : r) + pad;
+                    return Op{r, c, ld, (row ? (r - 1) * ld + c : (c - 1) * ld + r) + pad + 1, row};
+                };
+                const Op A = ta ? make(s.k, s.m) : make(s.m, s.k), B = tb ? make(s.n, s.k) : make(s.k, s.n),
+                         C = make(s.m, s.n);
+                std::vector<double> a(size_t(A.span(batch)), poison), b(size_t(B.span(batch)), poison),
+                    c(size_t(C.span(batch) + 2 * guard), poison);
+                for (int64_t e = 0; e < batch; ++e) {
+                    for (int64_t i = 0; i < A.r; ++i)
+                        for (int64_t j = 0; j < A.c; ++j) a[size_t(A.at(i, j, e))] = su.u(su.rng);
+                    for (int64_t i = 0; i < B.r; ++i)
+                        for (int64_t j = 0; j < B.c; ++j) b[size_t(B.at(i, j, e))] = su.u(su.rng);
+                    for (int64_t i = 0; i < s.m; ++i)
+                        for (int64_t j = 0; j < s.n; ++j)
+                            c[size_t(guard + C.at(i, j, e))] =
+                                beta == 0 ? std::numeric_limits<double>::quiet_NaN() : su.u(su.rng);
+                }
+                const DeviceCopy<double> da(a, 0), db(b, 0), dc(c, 0);
+                apairs_plan_t plan = nullptr;
+                api_ok(apairs_plan_create_gemm_batched(&plan, su.cx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                       row ? APAIRS_ORDER_ROW_MAJOR : APAIRS_ORDER_COL_MAJOR,
+                                                       ta ? APAIRS_OP_T : APAIRS_OP_N, tb ? APAIRS_OP_T : APAIRS_OP_N,
+                                                       s.m, s.n, s.k, alpha, beta, A.ld, A.stride, B.ld, B.stride,
+                                                       C.ld, C.stride, batch));
+                const std::string text = describe(plan);
+                INFO(text);
+                CHECK((text.find("cublasDgemmStridedBatched") != std::string::npos) == vendor);
+                run_plan(plan, nullptr,
+                         [&](apairs_plan_t p) { return apairs_plan_execute_gemm(p, da.p, db.p, dc.p + guard); });
+                const std::vector<double> got = dc.back();
+                std::vector<char> entry(c.size(), 0);
+                int64_t bad = 0, touched = 0;
+                for (int64_t e = 0; e < batch; ++e)
+                    for (int64_t i = 0; i < s.m; ++i)
+                        for (int64_t j = 0; j < s.n; ++j) {
+                            long double sum = 0, scale = 0;
+                            for (int64_t l = 0; l < s.k; ++l) {
+                                const long double x = a[size_t(ta ? A.at(l, i, e) : A.at(i, l, e))],
+                                                  y = b[size_t(tb ? B.at(j, l, e) : B.at(l, j, e))];
+                                sum += x * y, scale += fabsl(x * y);
+                            }
+                            const size_t x = size_t(guard + C.at(i, j, e));
+                            entry[x] = 1;
+                            const long double c0 = beta == 0 ? 0 : c[x], want = alpha * sum + beta * c0;
+                            const long double bound = (s.k + 2) * u * (std::fabs(alpha) * scale + beta * fabsl(c0));
+                            bad += !(fabsl(got[x] - want) <= bound);
+                        }
+                for (size_t x = 0; x < c.size(); ++x)
+                    if (!entry[x]) touched += std::memcmp(&c[x], &got[x], sizeof(double)) != 0;
+                CHECK(bad == 0);
+                CHECK(touched == 0);
+            }
+    // Float (its sums in double: the family's kernels) and SoA never take cuBLAS's path.
+    for (int32_t dtype : {APAIRS_DTYPE_F32, APAIRS_DTYPE_F64}) {
+        const bool soa = dtype == APAIRS_DTYPE_F64;
+        const int64_t m = 64, batch = 5, stride = soa ? batch : m * m;
+        apairs_plan_t plan = nullptr;
+        api_ok(apairs_plan_create_gemm_batched(&plan, su.cx.h, dtype, soa ? APAIRS_LAYOUT_SOA : APAIRS_LAYOUT_AOS,
+                                               APAIRS_ORDER_ROW_MAJOR, APAIRS_OP_N, APAIRS_OP_N, m, m, m, 1.0, 0.0, m,
+                                               stride, m, stride, m, stride, batch));
+        const std::string text = describe(plan);
+        apairs_plan_destroy(plan);
+        INFO(text);
+        CHECK(text.find("cuBLAS") == std::string::npos);
+    }
 }
 
 // The dynamic shared-memory limit belongs to the kernel (in a context), not to the plan:
