@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -65,6 +66,30 @@ std::vector<long double> make_spd(int64_t n, Rng &rng) {
             A[size_t(i * n + j)] = static_cast<T>(s / n + (i == j ? 1 : 0));  // as stored in T
         }
     return A;
+}
+
+// ||A X - B||_inf / (||A||_inf ||X||_inf) for element e, each norm the largest row sum of
+// absolute values: A the exact matrix (n x n, row-major), X the solution, B the
+// right-hand sides it solved. NaN (failing any bound) where X or the residual is not finite.
+template <class T>
+long double residual_ratio(const std::vector<long double> &A, const Batch<T> &X, const Batch<T> &B, int64_t e) {
+    const int64_t n = X.rows, nrhs = X.cols;
+    long double rnorm = 0, anorm = 0, xnorm = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        long double arow = 0, xrow = 0, rrow = 0;
+        for (int64_t j = 0; j < n; ++j) arow += fabsl(A[size_t(i * n + j)]);
+        for (int64_t r = 0; r < nrhs; ++r) {
+            long double ax = 0;
+            for (int64_t j = 0; j < n; ++j) ax += A[size_t(i * n + j)] * static_cast<long double>(X.at(j, r, e));
+            rrow += fabsl(ax - static_cast<long double>(B.at(i, r, e)));
+            xrow += fabsl(static_cast<long double>(X.at(i, r, e)));
+        }
+        if (!std::isfinite(rrow) || !std::isfinite(xrow)) return std::numeric_limits<long double>::quiet_NaN();
+        anorm = std::max(anorm, arow);
+        xnorm = std::max(xnorm, xrow);
+        rnorm = std::max(rnorm, rrow);
+    }
+    return rnorm / (anorm * xnorm);
 }
 
 template <class T>
@@ -193,25 +218,10 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
         for (int64_t e = 0; e < batch; ++e) {
             if (info[size_t(e)] != 0) continue;
             // ||A X - B||_inf / (||A||_inf ||X||_inf) <= 8 n u ("a few n u", apairs.h).
-            long double rmax = 0, anorm = 0, xnorm = 0;
-            for (int64_t i = 0; i < n; ++i) {
-                long double row = 0;
-                for (int64_t j = 0; j < n; ++j) row += fabsl(exact[size_t(e)][size_t(i * n + j)]);
-                anorm = std::max(anorm, row);
-            }
-            for (int64_t r = 0; r < nrhs; ++r) {
-                long double xs = 0;
-                for (int64_t i = 0; i < n; ++i) xs += fabsl(static_cast<long double>(B.at(i, r, e)));
-                xnorm = std::max(xnorm, xs);
-                for (int64_t i = 0; i < n; ++i) {
-                    long double ax = 0;
-                    for (int64_t j = 0; j < n; ++j) ax += exact[size_t(e)][size_t(i * n + j)] * B.at(j, r, e);
-                    rmax = std::max(rmax, fabsl(ax - static_cast<long double>(B0.at(i, r, e))));
-                }
-            }
-            const double frac = double(rmax / (anorm * xnorm) / (8 * n * u));
+            const long double ratio = residual_ratio(exact[size_t(e)], B, B0, e);
+            const double frac = double(ratio / (8 * n * u));
             worst_res = std::max(worst_res, frac);
-            if (!(frac <= 1.0)) FAIL_CHECK("element " << e << ": residual " << double(rmax / (anorm * xnorm)) << " above 8 n u");
+            if (!(frac <= 1.0)) FAIL_CHECK("element " << e << ": residual " << double(ratio) << " above 8 n u");
         }
     }
     // posv on the original matrices: the same factors as potrf (bit for bit: the same
@@ -240,29 +250,18 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
         CHECK(std::memcmp(A2.v.data(), A.v.data(), A.v.size() * sizeof(T)) == 0);
         for (int64_t e = 0; e < batch; ++e) {
             INFO("posv element " << e);
-            long double rmax = 0, anorm = 0, xnorm = 0;
-            for (int64_t r = 0; r < nrhs && info2[size_t(e)] == 0; ++r) {
-                long double xs = 0;
-                for (int64_t i = 0; i < n; ++i) xs += fabsl(static_cast<long double>(B.at(i, r, e)));
-                xnorm = std::max(xnorm, xs);
-            }
-            for (int64_t i = 0; i < n; ++i)
-                for (int64_t r = 0; r < nrhs; ++r) {
-                    if (info2[size_t(e)] != 0) {
+            if (info2[size_t(e)] != 0) {
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t r = 0; r < nrhs; ++r) {
                         const T x = B.at(i, r, e), x0 = B0.at(i, r, e);
                         if (std::memcmp(&x, &x0, sizeof(T)) != 0) FAIL_CHECK("B written for a failed element");
-                        continue;
                     }
-                    long double ax = 0, row = 0;
-                    for (int64_t j = 0; j < n; ++j) {
-                        ax += exact[size_t(e)][size_t(i * n + j)] * B.at(j, r, e);
-                        row += fabsl(exact[size_t(e)][size_t(i * n + j)]);
-                    }
-                    anorm = std::max(anorm, row);
-                    rmax = std::max(rmax, fabsl(ax - static_cast<long double>(B0.at(i, r, e))));
-                }
-            if (info2[size_t(e)] == 0 && !(rmax / (anorm * xnorm) <= 8 * n * u))
-                FAIL_CHECK("posv residual " << double(rmax / (anorm * xnorm)) << " above 8 n u");
+                continue;
+            }
+            // As potrs: ||A X - B||_inf / (||A||_inf ||X||_inf) <= 8 n u.
+            const long double ratio = residual_ratio(exact[size_t(e)], B, B0, e);
+            worst_res = std::max(worst_res, double(ratio / (8 * n * u)));
+            if (!(ratio <= 8 * n * u)) FAIL_CHECK("posv residual " << double(ratio) << " above 8 n u");
         }
         // Padding of B untouched.
         Batch<T> mask(n, nrhs, l, batch);
@@ -356,30 +355,157 @@ TEMPLATE_TEST_CASE("batched potrf and potrs: AoS on the 16-byte grid", "[batched
                 test::backend_name(), ref::Type<T>::name, rec, res, static_cast<unsigned long long>(seed));
 }
 
-TEST_CASE("batched potrf and potrs: bad arguments fail with a status and write nothing", "[batched][potrf]") {
+TEST_CASE("batched potrf, potrs and posv: every bad argument fails with its status and writes nothing",
+          "[batched][potrf]") {
     Context ctx;
     const apairs_plan_t sentinel = reinterpret_cast<apairs_plan_t>(uintptr_t(0xDEADBE0));
-    apairs_plan_t plan = sentinel;
-    CHECK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 3, 4, 4, 16, 2) ==
-          APAIRS_ERROR_UNKNOWN_ENUM);
-    CHECK(std::string(apairs_last_error()).find("uplo = 3") != std::string::npos);
-    CHECK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 129, 129, 129 * 129, 2) ==
-          APAIRS_ERROR_INVALID_VALUE);
-    CHECK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 3, 16, 2) ==
-          APAIRS_ERROR_INVALID_VALUE);
-    CHECK(apairs_plan_create_potrs_batched(&plan, ctx.h, APAIRS_DTYPE_F32, 1, 1, 1, 4, 0, 4, 16, 1, 4, 2) ==
-          APAIRS_ERROR_INVALID_VALUE);
-    CHECK(std::string(apairs_last_error()).find("nrhs = 0") != std::string::npos);
-    CHECK(apairs_plan_create_potrs_batched(&plan, ctx.h, APAIRS_DTYPE_U8, 1, 1, 1, 4, 1, 4, 16, 1, 4, 2) ==
-          APAIRS_ERROR_UNSUPPORTED);
-    CHECK(apairs_plan_create_posv_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 1, 4, 15, 1, 4, 2) ==
-          APAIRS_ERROR_INVALID_VALUE);
-    CHECK(std::string(apairs_last_error()).find("stride_a = 15") != std::string::npos);
-    CHECK(apairs_plan_create_posv_batched(&plan, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 1025, 4, 16, 1025, 4100, 2) ==
-          APAIRS_ERROR_INVALID_VALUE);
-    CHECK(apairs_plan_create_posv_batched(nullptr, ctx.h, APAIRS_DTYPE_F64, 1, 1, 1, 4, 1, 4, 16, 1, 4, 2) ==
-          APAIRS_ERROR_NULL_POINTER);
-    CHECK(plan == sentinel);
+    struct Bad {
+        const char *what;
+        apairs_status_t want;
+        int32_t dtype = APAIRS_DTYPE_F64, layout = APAIRS_LAYOUT_AOS, order = APAIRS_ORDER_ROW_MAJOR,
+                uplo = APAIRS_UPLO_LOWER;
+        int64_t n = 4, nrhs = 2, lda = 4, sa = 16, ldb = 2, sb = 8, batch = 10;
+        const char *word = nullptr;  // the message names it
+        bool null_plan = false, null_ctx = false;
+    };
+    std::vector<Bad> bad;
+    auto add = [&](Bad b) { bad.push_back(b); };
+    { Bad b{"good", APAIRS_SUCCESS}; add(b); }
+    { Bad b{"good, SoA column-major upper", APAIRS_SUCCESS}; b.layout = APAIRS_LAYOUT_SOA; b.order = APAIRS_ORDER_COL_MAJOR; b.uplo = APAIRS_UPLO_UPPER; b.sa = 10; b.ldb = 4; b.sb = 10; add(b); }
+    { Bad b{"NULL plan pointer", APAIRS_ERROR_NULL_POINTER}; b.null_plan = true; b.word = "plan"; add(b); }
+    { Bad b{"NULL context", APAIRS_ERROR_NULL_POINTER}; b.null_ctx = true; b.word = "ctx"; add(b); }
+    { Bad b{"dtype", APAIRS_ERROR_UNKNOWN_ENUM}; b.dtype = 9; b.word = "dtype"; add(b); }
+    { Bad b{"dtype 0", APAIRS_ERROR_UNKNOWN_ENUM}; b.dtype = 0; b.word = "dtype"; add(b); }
+    { Bad b{"dtype u8", APAIRS_ERROR_UNSUPPORTED}; b.dtype = APAIRS_DTYPE_U8; b.word = "dtype"; add(b); }
+    { Bad b{"layout", APAIRS_ERROR_UNKNOWN_ENUM}; b.layout = 0; b.word = "layout"; add(b); }
+    { Bad b{"order", APAIRS_ERROR_UNKNOWN_ENUM}; b.order = 3; b.word = "order"; add(b); }
+    { Bad b{"uplo", APAIRS_ERROR_UNKNOWN_ENUM}; b.uplo = 3; b.word = "uplo"; add(b); }
+    { Bad b{"uplo 0", APAIRS_ERROR_UNKNOWN_ENUM}; b.uplo = 0; b.word = "uplo"; add(b); }
+    { Bad b{"n = 0", APAIRS_ERROR_INVALID_VALUE}; b.n = 0; b.word = "n"; add(b); }
+    { Bad b{"n < 0", APAIRS_ERROR_INVALID_VALUE}; b.n = -1; b.word = "n"; add(b); }
+    { Bad b{"n = 129", APAIRS_ERROR_INVALID_VALUE}; b.n = 129; b.lda = 129; b.sa = 129 * 129; b.sb = 258; b.word = "n"; add(b); }
+    { Bad b{"batch = 0", APAIRS_ERROR_INVALID_VALUE}; b.batch = 0; b.word = "batch"; add(b); }
+    { Bad b{"batch < 0", APAIRS_ERROR_INVALID_VALUE}; b.batch = -1; b.word = "batch"; add(b); }
+    { Bad b{"lda < n", APAIRS_ERROR_INVALID_VALUE}; b.lda = 3; b.word = "lda"; add(b); }
+    { Bad b{"lda < n, column-major", APAIRS_ERROR_INVALID_VALUE}; b.order = APAIRS_ORDER_COL_MAJOR; b.lda = 3; b.ldb = 4; b.word = "lda"; add(b); }
+    { Bad b{"AoS stride overlaps", APAIRS_ERROR_INVALID_VALUE}; b.sa = 15; b.word = "stride_a"; add(b); }
+    { Bad b{"SoA stride < batch", APAIRS_ERROR_INVALID_VALUE}; b.layout = APAIRS_LAYOUT_SOA; b.sa = 9; b.sb = 10; b.word = "stride_a"; add(b); }
+    { Bad b{"span overflows", APAIRS_ERROR_OVERFLOW}; b.sa = INT64_MAX / 4; b.word = "stride_a"; add(b); }
+    { Bad b{"span's bytes overflow", APAIRS_ERROR_OVERFLOW}; b.sa = INT64_MAX / 36; b.word = "stride_a"; add(b); }
+    { Bad b{"SoA span overflows", APAIRS_ERROR_OVERFLOW}; b.layout = APAIRS_LAYOUT_SOA; b.sa = INT64_MAX / 8; b.sb = 10; b.word = "stride_a"; add(b); }
+    { Bad b{"ld overflows", APAIRS_ERROR_OVERFLOW}; b.lda = INT64_MAX / 2; b.sa = INT64_MAX; b.word = "lda"; add(b); }
+    const size_t potrf_count = bad.size();
+    // potrs and posv only (potrf has no B):
+    { Bad b{"nrhs = 0", APAIRS_ERROR_INVALID_VALUE}; b.nrhs = 0; b.word = "nrhs"; add(b); }
+    { Bad b{"nrhs < 0", APAIRS_ERROR_INVALID_VALUE}; b.nrhs = -1; b.word = "nrhs"; add(b); }
+    { Bad b{"nrhs = 1025", APAIRS_ERROR_INVALID_VALUE}; b.nrhs = 1025; b.ldb = 1025; b.sb = 4100; b.word = "nrhs"; add(b); }
+    { Bad b{"ldb < nrhs", APAIRS_ERROR_INVALID_VALUE}; b.ldb = 1; b.word = "ldb"; add(b); }
+    { Bad b{"ldb < n, column-major", APAIRS_ERROR_INVALID_VALUE}; b.order = APAIRS_ORDER_COL_MAJOR; b.ldb = 3; b.word = "ldb"; add(b); }
+    { Bad b{"stride_b overlaps", APAIRS_ERROR_INVALID_VALUE}; b.sb = 7; b.word = "stride_b"; add(b); }
+    { Bad b{"SoA stride_b < batch", APAIRS_ERROR_INVALID_VALUE}; b.layout = APAIRS_LAYOUT_SOA; b.sa = 10; b.sb = 9; b.word = "stride_b"; add(b); }
+    { Bad b{"B's span overflows", APAIRS_ERROR_OVERFLOW}; b.sb = INT64_MAX / 4; b.word = "stride_b"; add(b); }
+    { Bad b{"ldb overflows", APAIRS_ERROR_OVERFLOW}; b.ldb = INT64_MAX / 2; b.sb = INT64_MAX; b.word = "ldb"; add(b); }
+    for (size_t x = 0; x < bad.size(); ++x) {
+        const Bad &b = bad[x];
+        for (const char *op : {"potrf", "potrs", "posv"}) {
+            const std::string name = op;
+            if (name == "potrf" && x >= potrf_count) continue;
+            INFO(b.what << ", " << op);
+            apairs_plan_t plan = sentinel;
+            apairs_plan_t *const out = b.null_plan ? nullptr : &plan;
+            const apairs_context_t c = b.null_ctx ? nullptr : ctx.h;
+            apairs_status_t st;
+            if (name == "potrf")
+                st = apairs_plan_create_potrf_batched(out, c, b.dtype, b.layout, b.order, b.uplo, b.n, b.lda, b.sa,
+                                                      b.batch);
+            else if (name == "potrs")
+                st = apairs_plan_create_potrs_batched(out, c, b.dtype, b.layout, b.order, b.uplo, b.n, b.nrhs, b.lda,
+                                                      b.sa, b.ldb, b.sb, b.batch);
+            else
+                st = apairs_plan_create_posv_batched(out, c, b.dtype, b.layout, b.order, b.uplo, b.n, b.nrhs, b.lda,
+                                                     b.sa, b.ldb, b.sb, b.batch);
+            const std::string msg = apairs_last_error();
+            INFO("status " << apairs_status_string(st) << ", message \"" << msg << "\"");
+            CHECK(st == b.want);
+            if (st == APAIRS_SUCCESS) {
+                CHECK(apairs_plan_destroy(plan) == APAIRS_SUCCESS);
+                continue;
+            }
+            CHECK(plan == sentinel);
+            CHECK(msg.find("apairs_plan_create_" + name + "_batched") != std::string::npos);
+            const char *says = b.null_plan || b.null_ctx ? " is NULL" : " = ";
+            if (b.word) CHECK(msg.find(std::string(b.word) + says) != std::string::npos);
+        }
+    }
+
+    // Execute: a NULL handle or array, or a plan of another operation (each of the three
+    // executed by the other two functions), fails and writes nothing to the arrays it was
+    // given (poisoned: any write shows).
+    const double poison = ref::poison<double>();
+    const int32_t poison_info = ref::poison<int32_t>();
+    auto execute = [](const std::string &op, apairs_plan_t plan, double *A, double *B, int32_t *info) {
+        if (op == "potrf") return apairs_plan_execute_potrf(plan, A, info);
+        if (op == "potrs") return apairs_plan_execute_potrs(plan, A, B);
+        return apairs_plan_execute_posv(plan, A, B, info);
+    };
+    for (const char *op : {"potrf", "potrs", "posv"}) {
+        const std::string name = op;
+        apairs_plan_t plan = nullptr;
+        // n = 2, nrhs = 1, one element: A 4 entries, B 2, info 1.
+        if (name == "potrf")
+            APAIRS_REQUIRE_OK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                               APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, 2, 2, 4, 1));
+        else if (name == "potrs")
+            APAIRS_REQUIRE_OK(apairs_plan_create_potrs_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                               APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, 2, 1, 2, 4, 1,
+                                                               2, 1));
+        else
+            APAIRS_REQUIRE_OK(apairs_plan_create_posv_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
+                                                              APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, 2, 1, 2, 4, 1,
+                                                              2, 1));
+        double a[4] = {poison, poison, poison, poison}, b[2] = {poison, poison};
+        int32_t info = poison_info;
+        auto untouched = [&] {
+            bool same = info == poison_info;
+            for (const double &x : a) same &= std::memcmp(&x, &poison, sizeof x) == 0;
+            for (const double &x : b) same &= std::memcmp(&x, &poison, sizeof x) == 0;
+            return same;
+        };
+        struct Null {
+            const char *word;
+            apairs_plan_t plan;
+            double *A, *B;
+            int32_t *info;
+        };
+        std::vector<Null> nulls = {{"plan", nullptr, a, b, &info}, {"A", plan, nullptr, b, &info}};
+        if (name != "potrf") nulls.push_back({"B", plan, a, nullptr, &info});
+        if (name != "potrs") nulls.push_back({"info", plan, a, b, nullptr});
+        for (const Null &z : nulls) {
+            INFO(op << " with " << z.word << " NULL");
+            CHECK(execute(name, z.plan, z.A, z.B, z.info) == APAIRS_ERROR_NULL_POINTER);
+            const std::string msg = apairs_last_error();
+            INFO("message \"" << msg << "\"");
+            CHECK(msg.find("apairs_plan_execute_" + name) != std::string::npos);
+            CHECK(msg.find(std::string(z.word) + " is NULL") != std::string::npos);
+            CHECK(untouched());
+        }
+        for (const char *other : {"potrf", "potrs", "posv"}) {
+            if (name == other) continue;
+            INFO(op << " plan executed by apairs_plan_execute_" << other);
+            CHECK(execute(other, plan, a, b, &info) == APAIRS_ERROR_UNSUPPORTED);
+            const std::string msg = apairs_last_error();
+            INFO("message \"" << msg << "\"");
+            CHECK(msg.find("apairs_plan_execute_" + name) != std::string::npos);  // the function to use
+            CHECK(untouched());
+        }
+        CHECK(apairs_plan_execute_gemm(plan, a, a, b) == APAIRS_ERROR_UNSUPPORTED);
+        CHECK(untouched());
+        apairs_plan_destroy(plan);
+    }
+
+    // A potrf plan after failed executes still runs: [4 . ; 2 5], the strict upper triangle
+    // never touched.
+    apairs_plan_t plan = nullptr;
     APAIRS_REQUIRE_OK(apairs_plan_create_potrf_batched(&plan, ctx.h, APAIRS_DTYPE_F64, APAIRS_LAYOUT_AOS,
                                                        APAIRS_ORDER_ROW_MAJOR, APAIRS_UPLO_LOWER, 2, 2, 4, 1));
     double a[4] = {4, 99, 2, 5};

@@ -104,6 +104,12 @@ void make_element(Kind kind, int64_t n, Rng &rng, std::vector<T> &A, std::vector
     if (kind == Kind::Nan) A[size_t(bad * n + bad)] = std::numeric_limits<T>::quiet_NaN();
 }
 
+// The solves' normwise residual ||op(A) X - B||_inf / (||A||_inf ||X||_inf) is held to
+// kResidualC n u ("a few n u", apairs.h). Observed on the host over 66 runs of fresh seeds
+// (f32 and f64): at most 2.07 n u, the largest always at n = 2 (its batch of 50021 samples
+// the tail; n >= 3 stayed below 1.2 n u); 4 is about twice that.
+constexpr double kResidualC = 4;
+
 struct Worst {
     double rec = 0, res = 0;
 };
@@ -248,19 +254,38 @@ void check_layout(apairs_context_t ctx, int64_t n, int64_t batch, const Layout &
                     lu_norm = std::max(lu_norm, row);
                     a_norm = std::max(a_norm, arow);
                 }
-                long double rmax = 0, xnorm = 0;
-                for (int64_t r = 0; r < nrhs; ++r)
-                    for (int64_t i = 0; i < n; ++i) {
+                // rmax and xnorm: the largest |entry| of the residual and of X (the bound
+                // below holds column by column); rnorm and xinf: the infinity norms of the
+                // residual and of X (largest row sums).
+                long double rmax = 0, xnorm = 0, rnorm = 0, xinf = 0;
+                for (int64_t i = 0; i < n; ++i) {
+                    long double rrow = 0, xrow = 0;
+                    for (int64_t r = 0; r < nrhs; ++r) {
                         long double ax = 0;
                         for (int64_t j = 0; j < n; ++j) ax += a(i, j) * B.at(j, r, e);
-                        rmax = std::max(rmax, fabsl(ax - (long double)B0.at(i, r, e)));
-                        xnorm = std::max(xnorm, fabsl((long double)B.at(i, r, e)));
+                        const long double ri = fabsl(ax - (long double)B0.at(i, r, e));
+                        const long double xi = fabsl((long double)B.at(i, r, e));
+                        rmax = std::max(rmax, ri);
+                        xnorm = std::max(xnorm, xi);
+                        rrow += ri;
+                        xrow += xi;
                     }
+                    rnorm = std::max(rnorm, rrow);
+                    xinf = std::max(xinf, xrow);
+                }
                 const long double gamma = 3 * n * u / (1 - 3 * n * u);
                 // (the slack: this check's own long double rounding)
                 const long double bound = gamma * lu_norm * xnorm + (n + 2) * std::ldexp(1.0L, -62) * a_norm * xnorm;
-                worst.res = std::max(worst.res, double(rmax / (a_norm * xnorm * n * u)));
                 if (!(rmax <= bound)) FAIL_CHECK("residual " << double(rmax) << " above the bound " << double(bound));
+                // Normwise: ||op(A) X - B||_inf / (||A||_inf ||X||_inf) <= kResidualC n u, where
+                // X is finite. An exact element's A^-1 grows as 2^n: in f32 at n = 128 its true
+                // solution may lie at or past the largest float (2e38 to 4e38 seen), the
+                // computed X then holds inf and the ratio means nothing (it is NaN).
+                if (!std::isfinite(xinf)) continue;
+                const long double ratio = rnorm / (a_norm * xinf);
+                worst.res = std::max(worst.res, double(ratio / (n * u)));
+                if (!(ratio <= kResidualC * n * u))
+                    FAIL_CHECK("normwise residual " << double(ratio / (n * u)) << " n u, above " << kResidualC << " n u");
             }
         }
         // gesv: a fresh copy of the original A, B0.
