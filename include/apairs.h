@@ -82,7 +82,7 @@ enum apairs_status_e {
     APAIRS_ERROR_NULL_POINTER = 1,        /* a required pointer or handle is NULL */
     APAIRS_ERROR_INVALID_VALUE = 2,       /* a size, leading dimension, p or option out of range */
     APAIRS_ERROR_OVERFLOW = 3,            /* a size product does not fit in 64 bits (or in memory) */
-    APAIRS_ERROR_UNKNOWN_ENUM = 4,        /* unknown metric, dtype, backend or option */
+    APAIRS_ERROR_UNKNOWN_ENUM = 4,        /* unknown metric, dtype, backend, option, layout, order, op or uplo */
     APAIRS_ERROR_UNSUPPORTED = 5,         /* valid values, but a combination this build does not do */
     APAIRS_ERROR_BACKEND_UNAVAILABLE = 6, /* backend not compiled in, or no such device */
     APAIRS_ERROR_OUT_OF_MEMORY = 7,       /* a host or device allocation failed */
@@ -466,7 +466,12 @@ APAIRS_API apairs_status_t apairs_plan_execute_gemm(apairs_plan_t plan, const vo
  *  @param[in] lda, stride_a, layout, order  as for gemm (A is n x n)
  *  Accuracy: the computed factor satisfies |A - L L^T| <= gamma_{n+1} |L| |L^T| entrywise,
  *  gamma_{n+1} = (n + 1) u / (1 - (n + 1) u) (Higham, Accuracy and Stability of Numerical
- *  Algorithms, Thm 10.3). */
+ *  Algorithms, Thm 10.3).
+ *  Fails with NULL_POINTER, INVALID_VALUE (n, batch, an ld below the row, a stride that
+ *  overlaps elements), OVERFLOW (an operand's span exceeds 64-bit byte counts),
+ *  UNKNOWN_ENUM (dtype, layout, order, uplo), UNSUPPORTED (dtype U8; on CUDA, a device
+ *  whose blocks cannot hold the kernel's shared memory), and on CUDA with
+ *  BACKEND_UNAVAILABLE, DEVICE or OUT_OF_MEMORY. */
 APAIRS_API apairs_status_t apairs_plan_create_potrf_batched(apairs_plan_t *plan, apairs_context_t ctx,
                                                             int32_t dtype, int32_t layout, int32_t order,
                                                             int32_t uplo, int64_t n, int64_t lda,
@@ -484,7 +489,9 @@ APAIRS_API apairs_status_t apairs_plan_execute_potrf(apairs_plan_t plan, void *A
  *  @param[in] n        1 to 128
  *  @param[in] nrhs     1 to 1024 right-hand sides
  *  Accuracy: normwise backward stable; the tests hold ||A X - B|| / (||A|| ||X||) to a
- *  few n u. */
+ *  few n u.
+ *  Fails as potrf, and with INVALID_VALUE for nrhs, ldb or stride_b and OVERFLOW for B's
+ *  span. */
 APAIRS_API apairs_status_t apairs_plan_create_potrs_batched(apairs_plan_t *plan, apairs_context_t ctx,
                                                             int32_t dtype, int32_t layout, int32_t order,
                                                             int32_t uplo, int64_t n, int64_t nrhs, int64_t lda,
@@ -566,7 +573,11 @@ APAIRS_API apairs_status_t apairs_plan_execute_gemv(apairs_plan_t plan, const vo
  *  Accuracy: P L U = A + dA with |dA| <= gamma_n |L| |U| entrywise, gamma_n = n u / (1 - n u),
  *  and every |l_ij| <= 1 (Higham, Thm 9.3). The CUDA kernels fuse each update into one
  *  fma and the host rounds twice, so the two backends may differ in the last bits (and,
- *  on near-ties, in the pivot chosen); both meet the bound. */
+ *  on near-ties, in the pivot chosen); both meet the bound.
+ *  Fails with NULL_POINTER, INVALID_VALUE (n, batch, lda, stride_a), OVERFLOW (A's span
+ *  exceeds 64-bit byte counts), UNKNOWN_ENUM (dtype, layout, order), UNSUPPORTED (dtype
+ *  U8, or the shared memory above), and on CUDA with BACKEND_UNAVAILABLE, DEVICE or
+ *  OUT_OF_MEMORY. */
 APAIRS_API apairs_status_t apairs_plan_create_getrf_batched(apairs_plan_t *plan, apairs_context_t ctx,
                                                             int32_t dtype, int32_t layout, int32_t order, int64_t n,
                                                             int64_t lda, int64_t stride_a, int64_t batch);
@@ -580,7 +591,9 @@ APAIRS_API apairs_status_t apairs_plan_execute_getrf(apairs_plan_t plan, void *A
  *  Pivot entries outside 1..n are ignored (never used as an index).
  *  Accuracy: backward stable: (A + dA) X = B with |dA| <= gamma_{3n} P |L| |U| (Higham,
  *  Thm 9.4), so ||op(A) X - B|| <= gamma_{3n} || |L| |U| || ||X||, a few n u ||A|| ||X||
- *  for well-conditioned A; the tests hold both backends to it. */
+ *  for well-conditioned A; the tests hold both backends to it.
+ *  Fails as getrf, and with INVALID_VALUE for nrhs, ldb or stride_b, OVERFLOW for B's span
+ *  and UNKNOWN_ENUM for trans. */
 APAIRS_API apairs_status_t apairs_plan_create_getrs_batched(apairs_plan_t *plan, apairs_context_t ctx,
                                                             int32_t dtype, int32_t layout, int32_t order,
                                                             int32_t trans, int64_t n, int64_t nrhs, int64_t lda,
